@@ -1,0 +1,1 @@
+"""Notebook execution for CI: lint, papermill runner, reports, timings, workflow files."""

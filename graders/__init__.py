@@ -1,0 +1,1 @@
+"""Instructor side: release, grading, export (nbgrader underneath)."""
