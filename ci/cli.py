@@ -1,0 +1,143 @@
+"""The `labs` command: lint, run and check notebooks; release and grade labs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ci import lint as lint_rules
+from ci import report, timings
+from ci.notebooks import BadInput, discover, read
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, highlight=False)
+
+DEFAULT_PATHS = [Path("course")]
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="notebooks or folders (default: course/)")]
+
+
+def fail(message: str) -> None:
+    """Bad input: one line on stderr, exit code 2, no traceback."""
+    err_console.print(f"error: {message}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _venv_bin_on_path() -> None:
+    # nbgrader runs a bare `alembic`; kernels and torchrun are found the same way.
+    bin_dir = str(Path(sys.executable).parent)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+
+
+@app.command()
+def lint(paths: PathsArg = None,
+         fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False) -> None:
+    """Check notebooks against the course conventions; print file:cell: message per problem."""
+    try:
+        notebooks = discover(paths or DEFAULT_PATHS)
+    except BadInput as err:
+        fail(str(err))
+    if fix:
+        for path in notebooks:
+            try:
+                if lint_rules.fix(path):
+                    console.print(f"fixed {path}")
+            except BadInput as err:
+                console.print(str(err))
+    problems = lint_rules.lint(notebooks)
+    for problem in problems:
+        console.print(str(problem), soft_wrap=True)
+    console.print(f"{len(notebooks)} notebooks, {len(problems)} problems")
+    raise typer.Exit(1 if problems else 0)
+
+
+def _resolve_device(device: str) -> str:
+    if device not in ("auto", "cpu", "cuda"):
+        fail(f"unknown --device {device!r}: choose auto, cpu or cuda")
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        fail("--device cuda requested but CUDA is not available on this machine (torch.cuda.is_available() is False)")
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@app.command()
+def run(
+    paths: PathsArg = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="notebooks executed at once")] = 2,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda (injected as DEVICE)")] = "auto",
+    smoke: Annotated[bool, typer.Option("--smoke", help="inject SMOKE=True: tiny sizes")] = False,
+    shard: Annotated[str | None, typer.Option(help="run only shard i/n, split by recorded duration")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds per notebook before its kernel is killed")] = 600,
+    report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = Path(
+        "build/report"),
+    record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to ci/timings.json")] = False,
+) -> None:
+    """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
+    from ci.pool import run_all
+    from ci.runner import RunSpec, kernel_env
+
+    if jobs < 1:
+        fail(f"--jobs must be at least 1, got {jobs}")
+    if timeout <= 0:
+        fail(f"--timeout must be positive, got {timeout:g}")
+    try:
+        notebooks = discover(paths or DEFAULT_PATHS)
+        for path in notebooks:
+            read(path)
+        shard_spec = timings.parse_shard(shard) if shard else None
+    except (BadInput, ValueError) as err:
+        fail(str(err))
+    if not notebooks:
+        fail(f"no notebooks found under {', '.join(map(str, paths or DEFAULT_PATHS))}")
+    resolved = _resolve_device(device)
+    key = timings.mode_key(resolved, smoke)
+    recorded = timings.load()
+    names = [p.as_posix() for p in notebooks]
+    if shard_spec:
+        names = timings.shard(names, recorded.get(key, {}), *shard_spec)
+    _venv_bin_on_path()
+    report_dir = report_dir.resolve()
+    specs = [RunSpec(notebook=Path(n), output=report_dir / "notebooks" / n, workdir=report_dir / "work" / n,
+                     device=resolved, smoke=smoke, timeout=timeout,
+                     expected_seconds=timings.expected(recorded, n, key)) for n in names]
+    env = kernel_env(report_dir.parent / "cache")
+    console.print(f"labs run: {len(specs)} notebooks, jobs={jobs}, device={resolved}, smoke={smoke}"
+                  + (f", shard {shard}" if shard else ""))
+    results = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("notebooks", total=len(specs))
+        for result in run_all(specs, jobs, env):
+            progress.advance(task)
+            progress.console.print(f"{result.status:>7}  {result.seconds:6.1f}s  {result.notebook}")
+            results.append(result)
+    settings = {"device": resolved, "smoke": smoke, "jobs": jobs, "shard": shard, "timeout": timeout}
+    report_dir.mkdir(parents=True, exist_ok=True)
+    report.write_json(results, report_dir / "report.json", settings)
+    report.write_junit(results, report_dir / "junit.xml")
+    report.print_summary(results, console)
+    console.print(f"report: {report_dir}/report.json, {report_dir}/junit.xml")
+    if record_timings:
+        timings.record(recorded, key, {r.notebook: r.seconds for r in results if r.passed})
+        console.print(f"timings recorded in {timings.TIMINGS_FILE} under {key}")
+    raise typer.Exit(0 if all(r.passed for r in results) else 1)
+
+
+def main() -> None:
+    """Entry point for ``python -m ci.cli``."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

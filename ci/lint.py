@@ -1,0 +1,141 @@
+"""`labs lint`: the notebook conventions of DESIGN.md, as ``file:cell: message`` problems."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+from ci.notebooks import BadInput, chapter_of, is_lab, read
+
+REQUIRED_PARAMETERS = ("DEVICE", "SMOKE")
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+HIDDEN_MARKER = "### BEGIN HIDDEN TESTS"
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One convention a notebook breaks; ``cell`` is the 0-based cell index or None for the file."""
+
+    path: Path
+    cell: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.cell}" if self.cell is not None else f"{self.path}"
+        return f"{where}: {self.message}"
+
+
+def lint(paths: list[Path]) -> list[Problem]:
+    """All problems in the given notebooks, including grade_id clashes within a chapter."""
+    problems: list[Problem] = []
+    grade_ids: dict[str, dict[str, tuple[Path, int]]] = defaultdict(dict)
+    for path in paths:
+        try:
+            nb = read(path)
+        except BadInput as err:
+            problems.append(Problem(path, None, str(err).removeprefix(f"{path}: ")))
+            continue
+        problems += lint_notebook(path, nb)
+        problems += _duplicate_grade_ids(path, nb, grade_ids[str(path.parent)])
+    return problems
+
+
+def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
+    """The per-notebook checks: parameters cell, stripped outputs, nbgrader metadata, lab tests."""
+    problems = _parameters_cell(path, nb) + _stripped(path, nb) + _nbgrader_cells(path, nb)
+    if nb.metadata.get("kernelspec", {}).get("name") != "python3":
+        problems.append(Problem(path, None, "kernelspec must be python3 (run `labs lint --fix`)"))
+    if is_lab(path):
+        problems += _lab_has_hidden_tests(path, nb)
+    return problems
+
+
+def _parameters_cell(path: Path, nb: NotebookNode) -> list[Problem]:
+    if not nb.cells or nb.cells[0].cell_type != "code":
+        return [Problem(path, 0, "first cell must be a code cell tagged 'parameters'")]
+    cell = nb.cells[0]
+    problems = []
+    if "parameters" not in cell.metadata.get("tags", []):
+        problems.append(Problem(path, 0, "first cell must be tagged 'parameters' (papermill)"))
+    missing = [name for name in REQUIRED_PARAMETERS if name not in _assigned_names(cell.source)]
+    if missing:
+        problems.append(Problem(path, 0, f"parameters cell must define {' and '.join(missing)}"))
+    return problems
+
+
+def _assigned_names(source: str) -> set[str]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)}
+
+
+def _stripped(path: Path, nb: NotebookNode) -> list[Problem]:
+    return [Problem(path, i, "outputs or execution count not stripped (run `labs lint --fix`)")
+            for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)]
+
+
+def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        meta = cell.metadata.get("nbgrader")
+        if not meta:
+            continue
+        if not meta.get("grade_id"):
+            problems.append(Problem(path, i, "nbgrader cell without a grade_id"))
+        if meta.get("grade") and not (isinstance(meta.get("points"), int | float) and meta["points"] > 0):
+            problems.append(Problem(path, i, f"graded cell {meta.get('grade_id')!r} must have points > 0"))
+        if meta.get("solution") and cell.cell_type == "code":
+            absent = [m for m in SOLUTION_MARKERS if m not in cell.source]
+            if absent:
+                problems.append(Problem(path, i, f"solution cell {meta.get('grade_id')!r} lacks {absent[0]!r}"))
+    return problems
+
+
+def _duplicate_grade_ids(path: Path, nb: NotebookNode, seen: dict[str, tuple[Path, int]]) -> list[Problem]:
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if not grade_id:
+            continue
+        if grade_id in seen:
+            first_path, first_cell = seen[grade_id]
+            problems.append(Problem(path, i, f"duplicate grade_id {grade_id!r} in chapter "
+                                             f"{chapter_of(path)} (first at {first_path}:{first_cell})"))
+        else:
+            seen[grade_id] = (path, i)
+    return problems
+
+
+def _lab_has_hidden_tests(path: Path, nb: NotebookNode) -> list[Problem]:
+    graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+    if not any(HIDDEN_MARKER in c.source for c in graded):
+        return [Problem(path, None, "a lab needs at least one graded test cell with '### BEGIN HIDDEN TESTS'")]
+    return []
+
+
+def fix(path: Path) -> bool:
+    """Strip outputs and execution counts and normalise metadata in place; True if the file changed."""
+    nb = read(path)
+    before = nbformat.writes(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        for key in ("execution", "papermill", "collapsed", "scrolled", "jupyter", "ExecuteTime"):
+            cell.metadata.pop(key, None)
+    nb.metadata = nbformat.from_dict({"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
+    after = nbformat.writes(nb)
+    if after != before:
+        path.write_text(after + "\n", encoding="utf-8")
+    return after != before

@@ -1,0 +1,159 @@
+"""Execute one notebook with papermill on a warm kernel, and classify what happened."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+import papermill
+from nbclient.exceptions import DeadKernelError
+from papermill.exceptions import PapermillExecutionError
+
+from ci.kernels import WarmKernel
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class RunSpec:
+    """What to run and how: one notebook, its parameters and its limits."""
+
+    notebook: Path
+    output: Path
+    workdir: Path
+    device: str
+    smoke: bool
+    timeout: float
+    expected_seconds: float | None = None
+
+
+@dataclass
+class NotebookResult:
+    """The outcome of one notebook: ``status`` is passed, failed, timeout or killed."""
+
+    notebook: str
+    status: str
+    seconds: float
+    output: str
+    peak_rss_mb: float | None = None
+    cuda_peak_mb: float | None = None
+    code_cells: int = 0
+    executed_cells: int = 0
+    cell: int | None = None
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
+    """Run ``spec.notebook`` on ``kernel`` (which this call consumes and shuts down)."""
+    spec.output.parent.mkdir(parents=True, exist_ok=True)
+    spec.workdir.mkdir(parents=True, exist_ok=True)
+    timed_out = threading.Event()
+    watchdog = threading.Timer(spec.timeout, lambda: (timed_out.set(), kernel.kill()))
+    failure: tuple[int | None, str] | None = None
+    extra: dict = {}
+    start = time.perf_counter()
+    try:
+        kernel.ready(spec.workdir)
+        start = time.perf_counter()
+        watchdog.start()
+        papermill.execute_notebook(
+            str(spec.notebook), str(spec.output),
+            parameters={"DEVICE": spec.device, "SMOKE": spec.smoke},
+            kernel_name="python3", km=kernel.manager, progress_bar=False, log_output=False,
+            request_save_on_cell_execute=True,
+        )
+    except PapermillExecutionError as err:
+        failure = (_source_index(err.cell_index), f"{err.ename}: {ANSI.sub('', str(err.evalue))}".strip())
+    except DeadKernelError:
+        failure = (None, "kernel died")
+    except Exception as err:  # a kernel that could not start, a timeout while waiting for a reply
+        failure = (None, f"{type(err).__name__}: {ANSI.sub('', str(err))}".splitlines()[0])
+    finally:
+        watchdog.cancel()
+    seconds = time.perf_counter() - start
+    rss = kernel.peak_rss_bytes()
+    if failure is None or failure[1] != "kernel died":
+        extra = kernel.postlude()
+    kernel.shutdown()
+    return _classify(spec, seconds, failure, timed_out.is_set(), rss, extra)
+
+
+def _classify(spec: RunSpec, seconds: float, failure: tuple[int | None, str] | None, timed_out: bool,
+              rss: int | None, extra: dict) -> NotebookResult:
+    code_cells, executed = _count_cells(spec.output)
+    peak = max(rss or 0, (extra.get("children_rss_kb") or 0) * 1024) or None
+    result = NotebookResult(
+        notebook=str(spec.notebook), status="passed", seconds=round(seconds, 3), output=str(spec.output),
+        peak_rss_mb=round(peak / 2**20, 1) if peak else None,
+        cuda_peak_mb=round(extra["cuda_peak_bytes"] / 2**20, 1) if extra.get("cuda_peak_bytes") else None,
+        code_cells=code_cells, executed_cells=executed,
+    )
+    if timed_out:
+        result.status, result.error = "timeout", f"timed out after {spec.timeout:g} s (kernel killed)"
+        result.cell = _last_started_cell(spec.output)
+    elif failure and failure[1] == "kernel died":
+        result.status, result.error = "killed", "kernel died (killed: out of memory or a signal)"
+        result.cell = _last_started_cell(spec.output)
+    elif failure:
+        result.status, (result.cell, result.error) = "failed", failure
+    elif executed == 0:
+        result.status, result.error = "failed", "silent skip: no code cell was executed"
+    elif _implausibly_fast(seconds, spec.expected_seconds):
+        result.status = "failed"
+        result.error = (f"silent skip: finished in {seconds:.1f} s, expected about "
+                        f"{spec.expected_seconds:.1f} s (refresh with --record-timings if it really got faster)")
+    return result
+
+
+def _source_index(cell_index: int) -> int:
+    """Papermill inserts its injected-parameters cell after cell 0; map back to the source's numbering."""
+    return cell_index - 1 if cell_index >= 2 else cell_index
+
+
+def _implausibly_fast(seconds: float, expected: float | None) -> bool:
+    return expected is not None and expected >= 5.0 and seconds < 0.1 * expected
+
+
+def _count_cells(output: Path) -> tuple[int, int]:
+    try:
+        nb = nbformat.read(output, as_version=4)
+    except (OSError, ValueError):
+        return 0, 0
+    cells = [c for c in nb.cells if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
+    executed = [c for c in cells if c.get("execution_count") is not None and c.source.strip()]
+    return len(cells), len(executed)
+
+
+def _last_started_cell(output: Path) -> int | None:
+    try:
+        nb = nbformat.read(output, as_version=4)
+    except (OSError, ValueError):
+        return None
+    started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("status") == "running"]
+    return started[-1] if started else None
+
+
+def kernel_env(cache_root: Path) -> dict[str, str]:
+    """Environment of notebook kernels: caches inside the build folder, fixed hash seed."""
+    env = dict(os.environ)
+    env.update({
+        "TORCHINDUCTOR_CACHE_DIR": str(cache_root / "inductor"),
+        "TRITON_CACHE_DIR": str(cache_root / "triton"),
+        "MPLCONFIGDIR": str(cache_root / "matplotlib"),
+        "PYTHONHASHSEED": "0",
+        "LABS_RUNNER": "1",
+    })
+    env.pop("MPLBACKEND", None)
+    return env

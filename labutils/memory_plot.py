@@ -1,0 +1,114 @@
+"""Draw memory timelines with matplotlib: one step, or several steps side by side.
+
+Figures are built with ``matplotlib.figure.Figure`` (not pyplot), wrapped in a :class:`MemoryPlot`
+that Jupyter displays inline (PNG) exactly once and that saves to any format matplotlib knows.
+No JavaScript, works offline.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from labutils.memory_timeline import CATEGORIES, MemoryTimeline
+
+COLORS = {
+    "parameters": "#4C72B0",
+    "gradients": "#DD8452",
+    "optimizer state": "#55A868",
+    "activations": "#C44E52",
+    "other": "#9A9A9A",
+}
+PHASE_SHADES = ("#f4f4f4", "#ffffff")
+
+
+class MemoryPlot:
+    """A matplotlib figure that displays inline in Jupyter and can be saved (``.save(path)``)."""
+
+    def __init__(self, figure: Figure) -> None:
+        self.figure = figure
+
+    def save(self, path: str | Path, **kwargs: object) -> Path:
+        """Write the figure (format from the suffix: .png, .svg, .pdf); returns the path."""
+        path = Path(path)
+        self.figure.savefig(path, bbox_inches="tight", **kwargs)
+        return path
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+        return buffer.getvalue()
+
+
+def _unit(peak_bytes: int) -> tuple[str, float]:
+    """A readable unit for a byte count: (name, divisor)."""
+    for name, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if peak_bytes >= size:
+            return name, float(size)
+    return "B", 1.0
+
+
+def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], title: str = "") -> None:
+    """Draw one timeline on ``ax``: stacked categories, phase bands, the peak, CUDA allocated."""
+    name, size = unit
+    x = [s.index for s in timeline.samples]
+    ys = [[b / size for b in timeline.series(c)] for c in CATEGORIES]
+    for i, (phase, first, last) in enumerate(timeline.phases):
+        ax.axvspan(first - 0.5, last + 0.5, color=PHASE_SHADES[i % 2], zorder=0)
+        ax.text((first + last) / 2, 1.0, phase, transform=ax.get_xaxis_transform(), ha="center",
+                va="bottom", fontsize=8, clip_on=False)
+    ax.stackplot(x, *ys, labels=list(CATEGORIES), colors=[COLORS[c] for c in CATEGORIES],
+                 step="post", alpha=0.9, zorder=2)
+    if timeline.samples and timeline.samples[0].cuda_allocated is not None:
+        ax.step(x, [s.cuda_allocated / size for s in timeline.samples], where="post", color="black",
+                linewidth=1, label="cuda.memory_allocated", zorder=3)
+    peak = timeline.peak_sample()
+    ax.annotate(f"peak {peak.total / size:.2f} {name}\n{peak.op}", xy=(peak.index, peak.total / size),
+                xytext=(0, 8), textcoords="offset points", ha="center", fontsize=8, zorder=4)
+    ax.set_xlim(-0.5, max(x) + 0.5)
+    ax.set_xlabel("op (sample index)")
+    ax.set_ylabel(f"live tensor memory ({name})")
+    ax.set_title(title or timeline.label or f"one training step on {timeline.device}", pad=14)
+
+
+def plot_timeline(timeline: MemoryTimeline, title: str | None = None) -> MemoryPlot:
+    """Stacked area of bytes by category over one step."""
+    figure = Figure(figsize=(10, 4.2), layout="constrained")
+    ax = figure.add_subplot()
+    draw_timeline(ax, timeline, _unit(_ymax(timeline)), title or "")
+    ax.legend(loc="upper left", fontsize=8)
+    return MemoryPlot(figure)
+
+
+def _ymax(timeline: MemoryTimeline) -> int:
+    peak = timeline.peak()
+    allocated = [s.cuda_allocated for s in timeline.samples if s.cuda_allocated is not None]
+    return max([peak, *allocated])
+
+
+def plot_comparison(timelines: Mapping[str, MemoryTimeline]) -> MemoryPlot:
+    """Several steps side by side on one scale, and a bar per step: what the peak is made of."""
+    labels = list(timelines)
+    unit = _unit(max(_ymax(t) for t in timelines.values()))
+    name, size = unit
+    figure = Figure(figsize=(4.2 * len(labels) + 3.5, 4.2), layout="constrained")
+    axes = figure.subplots(1, len(labels) + 1, sharey=True,
+                           gridspec_kw={"width_ratios": [3] * len(labels) + [1.4]})
+    for ax, label in zip(axes, labels, strict=False):
+        draw_timeline(ax, timelines[label], unit, title=label)
+    bars = axes[-1]
+    bottoms = [0.0] * len(labels)
+    for category in CATEGORIES:
+        heights = [timelines[label].peak_sample().by_category[category] / size for label in labels]
+        bars.bar(range(len(labels)), heights, bottom=bottoms, color=COLORS[category], label=category)
+        bottoms = [b + h for b, h in zip(bottoms, heights, strict=True)]
+    for i, total in enumerate(bottoms):
+        bars.text(i, total, f"{total:.2f}", ha="center", va="bottom", fontsize=8)
+    bars.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+    bars.set_title(f"at each peak ({name})", pad=14)
+    axes[0].legend(loc="upper left", fontsize=7)
+    return MemoryPlot(figure)

@@ -1,0 +1,263 @@
+"""Record which tensor storages are alive during a training step, and what each one is for.
+
+A :class:`MemoryTracker` is a context manager. While it is active it sees
+
+* every aten operation (a ``TorchDispatchMode``): new output storages are allocations;
+* every storage's death (a ``weakref`` callback on ``untyped_storage()``): frees;
+* what autograd saves for backward (``saved_tensors_hooks``): activations;
+* every gradient written into ``param.grad`` (``register_post_accumulate_grad_hook``): gradients;
+* the optimizer's state after ``step()`` (``register_step_post_hook``): optimizer state.
+
+Storages are deduplicated by ``untyped_storage()`` (views share one), so each byte is counted once.
+A storage's category is decided by the strongest role it ever had (parameter > gradient >
+optimizer state > activation > other) and applies to its whole life: Adam's ``exp_avg`` is
+optimizer state from the moment ``zeros_like`` allocated it. The result is a
+:class:`~labutils.memory_timeline.MemoryTimeline`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_iter
+
+from labutils.memory_timeline import CATEGORIES, MemoryTimeline, build_timeline
+
+# Roles in order of strength: the strongest role a storage ever had is its category.
+_RANK = {name: rank for rank, name in enumerate(reversed(CATEGORIES))}
+
+
+@dataclass
+class StorageRecord:
+    """One storage seen by the tracker: its size, when it was born and freed (sample indices)."""
+
+    nbytes: int
+    born: int
+    freed: int | None = None
+    category: str = "other"
+
+    def mark(self, category: str) -> None:
+        """Give this storage a role; the strongest role wins."""
+        if _RANK[category] > _RANK[self.category]:
+            self.category = category
+
+
+class _OpRecorder(TorchDispatchMode):
+    """The dispatch mode: run each op, register new output storages, take one sample."""
+
+    def __init__(self, tracker: MemoryTracker) -> None:
+        super().__init__()
+        self.tracker = tracker
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        out = func(*args, **(kwargs or {}))
+        self.tracker._after_op(func, out)
+        return out
+
+
+def _is_recomputing() -> bool:
+    """True while autograd runs backward and grad mode is on: checkpoint recomputes a forward."""
+    return torch.is_grad_enabled() and torch._C._current_graph_task_id() != -1
+
+
+class MemoryTracker:
+    """Track tensor memory by category over a block of code (usually one training step).
+
+    Example::
+
+        tracker = MemoryTracker(model, optimizer, inputs=(x, y))
+        with tracker:
+            with tracker.phase("forward"):
+                loss = F.cross_entropy(model(x), y)
+            with tracker.phase("backward"):
+                loss.backward()
+            with tracker.phase("optimizer"):
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+        tracker.timeline.plot()
+
+    Args:
+        model: its parameters and buffers are "parameters"; its submodule names label forward ops.
+        optimizer: optional; its state tensors are "optimizer state".
+        inputs: tensors that exist before the step (the batch); counted from the start.
+        cuda_snapshot: on CUDA, a path where ``torch.cuda.memory._dump_snapshot`` writes an
+            allocator history for https://pytorch.org/memory_viz (ignored on CPU).
+
+    Limits: ``backward(create_graph=True)`` makes backward temporaries look like recomputed
+    activations; storages resized in place (``resize_``) keep their first size.
+    """
+
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer | None = None,
+                 inputs: Iterable[torch.Tensor] = (), cuda_snapshot: str | None = None) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.inputs = tuple(inputs)
+        self.cuda_snapshot = cuda_snapshot
+        self.device = self._model_device()
+        self.records: list[StorageRecord] = []
+        self._live: dict[tuple[str, int], StorageRecord] = {}
+        self._weakrefs: dict[int, weakref.ref] = {}
+        self._steps: list[tuple[str, str, str]] = []  # (phase, op, module) per sample
+        self._cuda_allocated: list[int] = []
+        self._phase = "start"
+        self._modules: list[str] = []
+        self._active = False
+        self._stack = contextlib.ExitStack()
+        self.timeline: MemoryTimeline | None = None
+
+    # -- public ------------------------------------------------------------------------------
+    def __enter__(self) -> MemoryTracker:
+        self._active = True
+        on_cuda = self.device.type == "cuda"
+        if on_cuda:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            if self.cuda_snapshot:
+                torch.cuda.memory._record_memory_history(max_entries=100_000)
+        self._register_existing()
+        self._sample("start", "")
+        self._install_hooks()
+        self._stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack))
+        self._stack.enter_context(_OpRecorder(self))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+        self._scan_grads()
+        self._scan_optimizer()
+        self._phase = "end"
+        self._sample("end", "")
+        self._active = False
+        self._weakrefs.clear()
+        self.timeline = build_timeline(self.records, self._steps, self._cuda_allocated,
+                                       device=str(self.device), cuda_stats=self._cuda_stats())
+        if self.device.type == "cuda" and self.cuda_snapshot:
+            torch.cuda.memory._dump_snapshot(self.cuda_snapshot)
+            torch.cuda.memory._record_memory_history(enabled=None)
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Label the samples taken inside this block (``forward``, ``backward``, ``optimizer`` ...)."""
+        previous, self._phase = self._phase, name
+        try:
+            yield
+        finally:
+            self._phase = previous
+
+    # -- registration ------------------------------------------------------------------------
+    def _record(self, tensor: torch.Tensor, category: str = "other") -> StorageRecord | None:
+        """Find or create the record of ``tensor``'s storage and give it ``category``."""
+        if tensor.device.type == "meta":
+            return None
+        storage = tensor.untyped_storage()
+        nbytes = storage.nbytes()
+        if nbytes == 0:
+            return None
+        key = (tensor.device.type, storage.data_ptr())
+        record = self._live.get(key)
+        if record is None:
+            record = StorageRecord(nbytes=nbytes, born=len(self._steps))
+            self.records.append(record)
+            self._live[key] = record
+            self._weakrefs[id(record)] = weakref.ref(storage, self._on_free(key, record))
+        record.mark(category)
+        return record
+
+    def _on_free(self, key: tuple[str, int], record: StorageRecord):  # noqa: ANN202
+        def callback(_ref: weakref.ref) -> None:
+            if not self._active:
+                return
+            record.freed = len(self._steps)
+            if self._live.get(key) is record:
+                del self._live[key]
+            self._weakrefs.pop(id(record), None)
+
+        return callback
+
+    def _register_existing(self) -> None:
+        for tensor in self.model.parameters():
+            self._record(tensor, "parameters")
+        for tensor in self.model.buffers():
+            self._record(tensor, "parameters")
+        self._scan_grads()
+        self._scan_optimizer()
+        for tensor in self.inputs:
+            self._record(tensor, "other")
+
+    def _scan_grads(self) -> None:
+        for param in self.model.parameters():
+            if param.grad is not None:
+                self._record(param.grad, "gradients")
+
+    def _scan_optimizer(self) -> None:
+        if self.optimizer is None:
+            return
+        for state in self.optimizer.state.values():
+            for value in state.values():
+                if isinstance(value, torch.Tensor):
+                    self._record(value, "optimizer state")
+
+    # -- hooks -------------------------------------------------------------------------------
+    def _install_hooks(self) -> None:
+        def on_grad(param: torch.Tensor) -> None:
+            if param.grad is not None:
+                self._record(param.grad, "gradients")
+
+        for param in self.model.parameters():
+            if param.requires_grad:
+                self._stack.callback(param.register_post_accumulate_grad_hook(on_grad).remove)
+        if self.optimizer is not None:
+            handle = self.optimizer.register_step_post_hook(lambda *_: self._scan_optimizer())
+            self._stack.callback(handle.remove)
+        for name, module in self.model.named_modules():
+            label = name or type(module).__name__
+            pre = module.register_forward_pre_hook(lambda *_, label=label: self._modules.append(label))
+            post = module.register_forward_hook(lambda *_: self._modules.pop() if self._modules else None)
+            self._stack.callback(pre.remove)
+            self._stack.callback(post.remove)
+
+    def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
+        self._record(tensor, "activations")
+        # Detach (as torch.utils.checkpoint does): a saved output must not keep its own grad_fn alive.
+        return tensor.detach() if tensor.requires_grad else tensor
+
+    def _after_op(self, func: object, out: object) -> None:
+        category = "activations" if _is_recomputing() else "other"
+        for value in tree_iter(out):
+            if isinstance(value, torch.Tensor):
+                self._record(value, category)
+        module = self._modules[-1] if self._modules else ""
+        if category == "activations" and module:
+            module += " (recompute)"
+        self._sample(getattr(func, "__name__", str(func)), module)
+
+    def _sample(self, op: str, module: str) -> None:
+        self._steps.append((self._phase, op, module))
+        if self.device.type == "cuda":
+            self._cuda_allocated.append(torch.cuda.memory_allocated(self.device))
+
+    # -- device ------------------------------------------------------------------------------
+    def _model_device(self) -> torch.device:
+        for tensor in self.model.parameters():
+            return tensor.device
+        return torch.device("cpu")
+
+    def _cuda_stats(self) -> dict[str, int] | None:
+        if self.device.type != "cuda":
+            return None
+        torch.cuda.synchronize(self.device)
+        return {
+            "memory_allocated": torch.cuda.memory_allocated(self.device),
+            "max_memory_allocated": torch.cuda.max_memory_allocated(self.device),
+            "memory_reserved": torch.cuda.memory_reserved(self.device),
+        }
+
+
+def _unpack(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor

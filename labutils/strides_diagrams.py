@@ -1,0 +1,191 @@
+"""Plans for the two diagrams of :mod:`labutils.strides`: one tensor (``show``) and several (``compare``)."""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import torch
+from matplotlib.colors import Normalize, to_hex, to_rgba
+
+from labutils.strides_layout import Layout
+from labutils.strides_plan import (
+    Box,
+    DrawnCell,
+    Grid,
+    Line,
+    Plan,
+    Text,
+    label_size,
+    layout_grid,
+    skipped_before,
+    storage_slots,
+    text_color,
+)
+
+STRIP_GAP = 2.6  # vertical room between the storage strip and the logical grid (mapping lines)
+MAX_LINES = 48  # draw mapping lines only when at most this many logical cells are drawn
+UNREAD = "#f4f4f4"
+TENSOR_COLORS = [to_hex(c) for c in mpl.colormaps["tab10"].colors]  # type: ignore[attr-defined]
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def describe(lay: Layout) -> str:
+    """One-line summary used as a diagram title."""
+    parts = [f"shape {lay.shape}", f"stride {lay.stride}", f"offset {lay.offset}",
+             str(lay.dtype).removeprefix("torch."), f"contiguous: {_yes(lay.is_contiguous)}"]
+    return "   ".join(parts)
+
+
+def _flags(lay: Layout) -> str:
+    flags = []
+    if lay.is_channels_last:
+        flags.append("channels_last")
+    if lay.zero_stride_dims:
+        flags.append(f"stride 0 in dim {', '.join(map(str, lay.zero_stride_dims))} (expand)")
+    if lay.overlapping:
+        flags.append(f"{lay.numel} elements read {lay.distinct_cells} distinct cells")
+    return "   ".join(flags)
+
+
+def _read_counts(indices: torch.Tensor) -> dict[int, int]:
+    if indices.numel() == 0:
+        return {}
+    values, counts = indices.reshape(-1).unique(return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts) if c > 1}
+
+
+def _strip(plan: Plan, slots: list[int | None], n_cells: int, x0: float, y: float,
+           faces: dict[int, list[str]]) -> dict[int, float]:
+    """Draw one storage strip; ``faces[cell]`` lists the colours of whoever reads it (stripes)."""
+    xs: dict[int, float] = {}
+    for pos, cell in enumerate(slots):
+        x = x0 + pos
+        if cell is None:
+            plan.texts.append(Text(x + 0.5, y + 0.4, "⋯", size=12, color="#555555"))
+            plan.texts.append(Text(x + 0.5, y + 0.85, f"+{skipped_before(slots, pos, n_cells)}", size=6,
+                                   color="#555555"))
+            continue
+        xs[cell] = x
+        colours = faces.get(cell, [UNREAD])
+        width = 1.0 / len(colours)
+        for k, colour in enumerate(colours):
+            plan.boxes.append(Box(x + k * width, y, width, 1.0, colour, edge="none"))
+        label = str(cell)
+        ink = "#888888" if colours == [UNREAD] else text_color(to_rgba(colours[0]))
+        plan.boxes.append(Box(x, y, 1.0, 1.0, "none", label=label, label_color=ink, size=label_size(label)))
+    plan.storage_slots.append(list(slots))
+    return xs
+
+
+def _grid_boxes(plan: Plan, grid: Grid, name: str, x0: float, y0: float, face_of) -> None:
+    for cell in grid.cells:
+        face = face_of(cell.storage_index)
+        label = str(cell.storage_index)
+        plan.boxes.append(Box(x0 + cell.x, y0 + cell.y, 1.0, 1.0, face, label=label,
+                              label_color=text_color(to_rgba(face)), size=label_size(label)))
+        plan.cells.append(DrawnCell(name, cell.index, cell.storage_index))
+    for text in grid.texts:
+        plan.texts.append(Text(x0 + text.x, y0 + text.y, text.s, text.size, text.color))
+
+
+def plan_show(lay: Layout, name: str = "t") -> Plan:
+    """The storage strip of one tensor above its logical grid, linked by colour, labels and lines."""
+    plan = Plan()
+    grid = layout_grid(lay, name)
+    slots = storage_slots(lay.storage_numel, [c.storage_index for c in grid.cells])
+    span = lay.span or (0, 1)
+    norm = Normalize(vmin=span[0], vmax=max(span[1], span[0] + 1))
+    cmap = mpl.colormaps["viridis"]
+
+    def face_of(cell: int) -> str:
+        return to_hex(cmap(0.15 + 0.8 * norm(cell)))
+
+    read = {int(i) for i in lay.indices.reshape(-1).unique().tolist()} if lay.numel else set()
+    faces = {cell: [face_of(cell)] for cell in slots if cell is not None and cell in read}
+    width = max(len(slots), grid.width)
+    strip_x, strip_y = (width - len(slots)) / 2, 2.2
+    plan.texts.append(Text(0, 0.3, f"{name}:  {describe(lay)}", size=10, ha="left", bold=True))
+    plan.texts.append(Text(0, 1.0, _flags(lay), size=8, ha="left", color="#444444"))
+    plan.texts.append(Text(strip_x, strip_y - 0.35,
+                           f"storage: {lay.storage_numel} x {str(lay.dtype).removeprefix('torch.')}",
+                           size=8, ha="left", color="#333333"))
+    xs = _strip(plan, slots, lay.storage_numel, strip_x, strip_y, faces)
+    for cell, count in _read_counts(lay.indices).items():
+        if cell in xs:
+            plan.texts.append(Text(xs[cell] + 0.5, strip_y + 1.3, f"x{count}", size=7, color="#b03030"))
+    grid_x, grid_y = (width - grid.width) / 2, strip_y + 1 + STRIP_GAP
+    _grid_boxes(plan, grid, name, grid_x, grid_y, face_of)
+    if len(grid.cells) <= MAX_LINES:
+        for cell in grid.cells:
+            if cell.storage_index in xs:
+                plan.lines.append(Line(grid_x + cell.x + 0.5, grid_y + cell.y, xs[cell.storage_index] + 0.5,
+                                       strip_y + 1.0, face_of(cell.storage_index)))
+    plan.width, plan.height = width, grid_y + grid.height
+    return plan
+
+
+def _light(colour: str, amount: float = 0.45) -> str:
+    r, g, b, _ = to_rgba(colour)
+    return to_hex((1 - amount * (1 - r), 1 - amount * (1 - g), 1 - amount * (1 - b)))
+
+
+def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
+    """Several tensors: one strip per distinct storage, cells striped by the tensors reading them."""
+    plan = Plan()
+    colours = [TENSOR_COLORS[k % len(TENSOR_COLORS)] for k in range(len(layouts))]
+    grids = [layout_grid(lay, name) for lay, name in zip(layouts, names)]
+    groups: dict[int, list[int]] = {}
+    for k, lay in enumerate(layouts):
+        groups.setdefault(lay.storage_ptr, []).append(k)
+    y = 0.0
+    strips: list[tuple[float, list[int | None], int, dict[int, list[str]], str]] = []
+    for number, members in enumerate(groups.values(), start=1):
+        unit = min(layouts[k].itemsize for k in members)
+        n_cells = layouts[members[0]].storage_nbytes // unit
+        needed = [c.storage_index * (layouts[k].itemsize // unit) for k in members for c in grids[k].cells]
+        slots = storage_slots(n_cells, needed)
+        shown = torch.tensor([s for s in slots if s is not None], dtype=torch.int64)
+        faces: dict[int, list[str]] = {}
+        for k in members:
+            scale = layouts[k].itemsize // unit
+            covered = (layouts[k].indices.reshape(-1, 1) * scale + torch.arange(scale)).reshape(-1)
+            for cell in shown[torch.isin(shown, covered)].tolist():
+                faces.setdefault(int(cell), []).append(colours[k])
+        who = ", ".join(names[k] for k in members)
+        base = names[0]
+        kind = f"shared by {who}" if len(members) > 1 else (
+            f"{who} only" if members[0] == 0 else f"{who} only: its own memory, a copy (not {base}'s)")
+        title = f"storage #{number} ({n_cells} x {str(layouts[members[0]].dtype).removeprefix('torch.')}): {kind}"
+        strips.append((y, slots, n_cells, faces, title))
+        y += 2.4
+    grid_y0 = y + 0.8
+    x, row_top, row_h, width = 0.0, grid_y0, 0.0, 0.0
+    placements = []
+    for k, grid in enumerate(grids):
+        block_w = max(grid.width, 0.19 * max(len(names[k]) + 22, len(describe(layouts[k])) * 0.55))
+        if x > 0 and x + block_w > 44:
+            x, row_top, row_h = 0.0, row_top + row_h + 3.0, 0.0
+        placements.append((x, row_top))
+        width = max(width, x + block_w)
+        x += block_w + 1.5
+        row_h = max(row_h, grid.height)
+    strip_w = max(len(s[1]) for s in strips)
+    width = max(width, strip_w)
+    for y_strip, slots, n_cells, faces, title in strips:
+        plan.texts.append(Text(0, y_strip + 0.2, title, size=8, ha="left", color="#333333"))
+        _strip(plan, slots, n_cells, 0.0, y_strip + 0.6, faces)
+    for k, (grid, (gx, gy)) in enumerate(zip(grids, placements)):
+        lay = layouts[k]
+        shared = "own storage" if lay.storage_ptr != layouts[0].storage_ptr else (
+            "base" if k == 0 else f"view of {names[0]}")
+        plan.texts.append(Text(gx, gy + 0.6, f"{names[k]}  ({shared})", size=9, ha="left", color=colours[k],
+                               bold=True))
+        plan.texts.append(Text(gx, gy + 1.4, f"shape {lay.shape}  stride {lay.stride}  offset {lay.offset}",
+                               size=7, ha="left", color="#333333"))
+        plan.texts.append(Text(gx, gy + 2.0, f"contiguous: {_yes(lay.is_contiguous)}   {_flags(lay)}", size=7,
+                               ha="left", color="#333333"))
+        _grid_boxes(plan, grid, names[k], gx, gy + 2.6, lambda _cell, c=colours[k]: _light(c))
+    plan.width, plan.height = width, row_top + row_h + 2.6
+    return plan
