@@ -23,7 +23,7 @@ COLORS = {
     "activations": "#C44E52",
     "other": "#9A9A9A",
 }
-PHASE_SHADES = ("#f4f4f4", "#ffffff")
+PHASE_SHADES = ("#ececec", "#ffffff")
 
 
 class MemoryPlot:
@@ -56,23 +56,43 @@ def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], t
     """Draw one timeline on ``ax``: stacked categories, phase bands, the peak, CUDA allocated."""
     name, size = unit
     x = [s.index for s in timeline.samples]
+    x.append(x[-1] + 1)  # step plots need the right edge of the last sample
     ys = [[b / size for b in timeline.series(c)] for c in CATEGORIES]
-    for i, (phase, first, last) in enumerate(timeline.phases):
-        ax.axvspan(first - 0.5, last + 0.5, color=PHASE_SHADES[i % 2], zorder=0)
-        ax.text((first + last) / 2, 1.0, phase, transform=ax.get_xaxis_transform(), ha="center",
-                va="bottom", fontsize=8, clip_on=False)
+    ys = [y + y[-1:] for y in ys]
+    _draw_phases(ax, timeline, n=len(x) - 1)
     ax.stackplot(x, *ys, labels=list(CATEGORIES), colors=[COLORS[c] for c in CATEGORIES],
                  step="post", alpha=0.9, zorder=2)
-    if timeline.samples and timeline.samples[0].cuda_allocated is not None:
-        ax.step(x, [s.cuda_allocated / size for s in timeline.samples], where="post", color="black",
-                linewidth=1, label="cuda.memory_allocated", zorder=3)
+    if timeline.samples[0].cuda_allocated is not None:
+        allocated = [s.cuda_allocated / size for s in timeline.samples]
+        ax.step(x, allocated + allocated[-1:], where="post", color="black", linewidth=1,
+                label="cuda.memory_allocated", zorder=3)
     peak = timeline.peak_sample()
-    ax.annotate(f"peak {peak.total / size:.2f} {name}\n{peak.op}", xy=(peak.index, peak.total / size),
-                xytext=(0, 8), textcoords="offset points", ha="center", fontsize=8, zorder=4)
-    ax.set_xlim(-0.5, max(x) + 0.5)
+    ax.plot([peak.index + 0.5], [peak.total / size], marker="v", color="black", zorder=4)
+    where = peak.index / max(len(x) - 1, 1)
+    ax.annotate(f"peak {peak.total / size:.2f} {name}\n{peak.phase}: {peak.op}",
+                xy=(peak.index + 0.5, peak.total / size), xytext=(0, 6), textcoords="offset points",
+                ha="right" if where > 0.75 else "left" if where < 0.25 else "center", va="bottom",
+                fontsize=8, zorder=4)
+    ax.set_xlim(0, x[-1])
+    ax.set_ylim(0, _ymax(timeline) / size * 1.22)
     ax.set_xlabel("op (sample index)")
     ax.set_ylabel(f"live tensor memory ({name})")
     ax.set_title(title or timeline.label or f"one training step on {timeline.device}", pad=14)
+
+
+def _draw_phases(ax: Axes, timeline: MemoryTimeline, n: int) -> None:
+    """Shade each phase; name it above the axes, or vertically inside when the band is narrow."""
+    for i, (phase, first, last) in enumerate(timeline.phases):
+        if phase in ("start", "end"):
+            continue
+        ax.axvspan(first, last + 1, color=PHASE_SHADES[i % 2], zorder=0)
+        middle = (first + last + 1) / 2
+        if (last + 1 - first) / n >= 0.08:
+            ax.text(middle, 1.0, phase, transform=ax.get_xaxis_transform(), ha="center", va="bottom",
+                    fontsize=8, clip_on=False)
+        else:
+            ax.text(middle, 0.98, phase, transform=ax.get_xaxis_transform(), ha="center", va="top",
+                    rotation=90, fontsize=7, zorder=5)
 
 
 def plot_timeline(timeline: MemoryTimeline, title: str | None = None) -> MemoryPlot:

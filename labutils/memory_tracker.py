@@ -41,10 +41,11 @@ class StorageRecord:
     born: int
     freed: int | None = None
     category: str = "other"
+    pinned: bool = False
 
     def mark(self, category: str) -> None:
-        """Give this storage a role; the strongest role wins."""
-        if _RANK[category] > _RANK[self.category]:
+        """Give this storage a role; the strongest role wins (a pinned input stays "other")."""
+        if not self.pinned and _RANK[category] > _RANK[self.category]:
             self.category = category
 
 
@@ -57,13 +58,19 @@ class _OpRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
         out = func(*args, **(kwargs or {}))
-        self.tracker._after_op(func, out)
+        if not func.is_view and func.namespace != "profiler":  # views and markers never allocate
+            self.tracker._after_op(func, out)
         return out
+
+
+def _in_backward() -> bool:
+    """True while the autograd engine runs a backward pass."""
+    return torch._C._current_graph_task_id() != -1
 
 
 def _is_recomputing() -> bool:
     """True while autograd runs backward and grad mode is on: checkpoint recomputes a forward."""
-    return torch.is_grad_enabled() and torch._C._current_graph_task_id() != -1
+    return torch.is_grad_enabled() and _in_backward()
 
 
 class MemoryTracker:
@@ -143,11 +150,13 @@ class MemoryTracker:
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        """Label the samples taken inside this block (``forward``, ``backward``, ``optimizer`` ...)."""
+        """Label the samples taken inside this block (``forward``, ``backward`` ...); ends with a sample."""
         previous, self._phase = self._phase, name
         try:
             yield
         finally:
+            if self._active:
+                self._sample(f"end of {name}", "")  # frees without ops (zero_grad) show up here
             self._phase = previous
 
     # -- registration ------------------------------------------------------------------------
@@ -187,8 +196,10 @@ class MemoryTracker:
             self._record(tensor, "parameters")
         self._scan_grads()
         self._scan_optimizer()
-        for tensor in self.inputs:
-            self._record(tensor, "other")
+        for tensor in self.inputs:  # the batch is data, not an activation, even when saved
+            record = self._record(tensor, "other")
+            if record is not None and record.category == "other":
+                record.pinned = True
 
     def _scan_grads(self) -> None:
         for param in self.model.parameters():
@@ -216,11 +227,20 @@ class MemoryTracker:
             handle = self.optimizer.register_step_post_hook(lambda *_: self._scan_optimizer())
             self._stack.callback(handle.remove)
         for name, module in self.model.named_modules():
-            label = name or type(module).__name__
-            pre = module.register_forward_pre_hook(lambda *_, label=label: self._modules.append(label))
-            post = module.register_forward_hook(lambda *_: self._modules.pop() if self._modules else None)
+            pre = module.register_forward_pre_hook(self._enter_module(name or type(module).__name__))
+            post = module.register_forward_hook(self._leave_module, always_call=True)
             self._stack.callback(pre.remove)
             self._stack.callback(post.remove)
+
+    def _enter_module(self, label: str):  # noqa: ANN202
+        def hook(*_: object) -> None:
+            self._modules.append(label)
+
+        return hook
+
+    def _leave_module(self, *_: object) -> None:
+        if self._modules:
+            self._modules.pop()
 
     def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
         self._record(tensor, "activations")
@@ -235,6 +255,8 @@ class MemoryTracker:
         module = self._modules[-1] if self._modules else ""
         if category == "activations" and module:
             module += " (recompute)"
+        elif _in_backward():
+            module = ""
         self._sample(getattr(func, "__name__", str(func)), module)
 
     def _sample(self, op: str, module: str) -> None:
