@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ci import lint as lint_rules
 from ci import report, timings
 from ci.notebooks import BadInput, discover, read
+from graders import cli as graders_cli
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
@@ -132,6 +133,9 @@ def run(
         timings.record(recorded, key, {r.notebook: r.seconds for r in results if r.passed})
         console.print(f"timings recorded in {timings.TIMINGS_FILE} under {key}")
     raise typer.Exit(0 if all(r.passed for r in results) else 1)
+
+
+app.command("check")(graders_cli.check)
 
 
 def main() -> None:

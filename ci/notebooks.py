@@ -37,10 +37,14 @@ def _ignored(path: Path) -> bool:
 def read(path: Path) -> NotebookNode:
     """Read a notebook, turning invalid JSON or an invalid notebook into a one-line BadInput."""
     try:
-        text = path.read_text(encoding="utf-8")
-        return nbformat.reads(text, as_version=4)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "cells" not in data:
+            raise BadInput(f"{path}: not a notebook (JSON without a 'cells' list)")
+        return nbformat.reads(json.dumps(data), as_version=4)
     except json.JSONDecodeError as err:
         raise BadInput(f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
+    except BadInput:
+        raise
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not UTF-8 text") from None
     except Exception as err:  # nbformat raises several types for a malformed notebook

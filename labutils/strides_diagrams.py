@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import matplotlib as mpl
-import torch
-from matplotlib.colors import Normalize, to_hex, to_rgba
+from matplotlib.colors import to_hex, to_rgba
 
 from labutils.strides_layout import Layout
 from labutils.strides_plan import (
@@ -23,6 +22,7 @@ from labutils.strides_plan import (
 
 STRIP_GAP = 2.6  # vertical room between the storage strip and the logical grid (mapping lines)
 MAX_LINES = 48  # draw mapping lines only when at most this many logical cells are drawn
+GRID_TITLE = 2.4  # room for the three title lines above each grid in ``compare``
 UNREAD = "#f4f4f4"
 TENSOR_COLORS = [to_hex(c) for c in mpl.colormaps["tab10"].colors]  # type: ignore[attr-defined]
 
@@ -49,11 +49,10 @@ def _flags(lay: Layout) -> str:
     return "   ".join(flags)
 
 
-def _read_counts(indices: torch.Tensor) -> dict[int, int]:
-    if indices.numel() == 0:
-        return {}
-    values, counts = indices.reshape(-1).unique(return_counts=True)
-    return {int(v): int(c) for v, c in zip(values, counts) if c > 1}
+def _reads(lay: Layout, cell: int, drawn: set[int]) -> int:
+    """Read count of a storage cell; when too costly to count, 1 if a drawn element reads it."""
+    count = lay.reads(cell)
+    return (1 if cell in drawn else 0) if count is None else count
 
 
 def _strip(plan: Plan, slots: list[int | None], n_cells: int, x0: float, y: float,
@@ -95,15 +94,16 @@ def plan_show(lay: Layout, name: str = "t") -> Plan:
     plan = Plan()
     grid = layout_grid(lay, name)
     slots = storage_slots(lay.storage_numel, [c.storage_index for c in grid.cells])
-    span = lay.span or (0, 1)
-    norm = Normalize(vmin=span[0], vmax=max(span[1], span[0] + 1))
+    shown = sorted({c.storage_index for c in grid.cells} | {cell for cell in slots if cell is not None})
+    rank = {cell: k for k, cell in enumerate(shown)}
     cmap = mpl.colormaps["viridis"]
 
     def face_of(cell: int) -> str:
-        return to_hex(cmap(0.15 + 0.8 * norm(cell)))
+        return to_hex(cmap(0.1 + 0.85 * rank.get(cell, 0) / max(len(shown) - 1, 1)))
 
-    read = {int(i) for i in lay.indices.reshape(-1).unique().tolist()} if lay.numel else set()
-    faces = {cell: [face_of(cell)] for cell in slots if cell is not None and cell in read}
+    drawn = {c.storage_index for c in grid.cells}
+    counts = {cell: _reads(lay, cell, drawn) for cell in slots if cell is not None}
+    faces = {cell: [face_of(cell)] for cell, count in counts.items() if count > 0}
     width = max(len(slots), grid.width)
     strip_x, strip_y = (width - len(slots)) / 2, 2.2
     plan.texts.append(Text(0, 0.3, f"{name}:  {describe(lay)}", size=10, ha="left", bold=True))
@@ -112,8 +112,8 @@ def plan_show(lay: Layout, name: str = "t") -> Plan:
                            f"storage: {lay.storage_numel} x {str(lay.dtype).removeprefix('torch.')}",
                            size=8, ha="left", color="#333333"))
     xs = _strip(plan, slots, lay.storage_numel, strip_x, strip_y, faces)
-    for cell, count in _read_counts(lay.indices).items():
-        if cell in xs:
+    for cell, count in counts.items():
+        if count > 1:
             plan.texts.append(Text(xs[cell] + 0.5, strip_y + 1.3, f"x{count}", size=7, color="#b03030"))
     grid_x, grid_y = (width - grid.width) / 2, strip_y + 1 + STRIP_GAP
     _grid_boxes(plan, grid, name, grid_x, grid_y, face_of)
@@ -135,7 +135,7 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
     """Several tensors: one strip per distinct storage, cells striped by the tensors reading them."""
     plan = Plan()
     colours = [TENSOR_COLORS[k % len(TENSOR_COLORS)] for k in range(len(layouts))]
-    grids = [layout_grid(lay, name) for lay, name in zip(layouts, names)]
+    grids = [layout_grid(lay, name) for lay, name in zip(layouts, names, strict=True)]
     groups: dict[int, list[int]] = {}
     for k, lay in enumerate(layouts):
         groups.setdefault(lay.storage_ptr, []).append(k)
@@ -146,13 +146,13 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
         n_cells = layouts[members[0]].storage_nbytes // unit
         needed = [c.storage_index * (layouts[k].itemsize // unit) for k in members for c in grids[k].cells]
         slots = storage_slots(n_cells, needed)
-        shown = torch.tensor([s for s in slots if s is not None], dtype=torch.int64)
         faces: dict[int, list[str]] = {}
         for k in members:
             scale = layouts[k].itemsize // unit
-            covered = (layouts[k].indices.reshape(-1, 1) * scale + torch.arange(scale)).reshape(-1)
-            for cell in shown[torch.isin(shown, covered)].tolist():
-                faces.setdefault(int(cell), []).append(colours[k])
+            drawn = {c.storage_index for c in grids[k].cells}
+            for cell in (s for s in slots if s is not None):
+                if _reads(layouts[k], cell // scale, drawn) > 0:
+                    faces.setdefault(cell, []).append(colours[k])
         who = ", ".join(names[k] for k in members)
         base = names[0]
         kind = f"shared by {who}" if len(members) > 1 else (
@@ -164,9 +164,9 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
     x, row_top, row_h, width = 0.0, grid_y0, 0.0, 0.0
     placements = []
     for k, grid in enumerate(grids):
-        block_w = max(grid.width, 0.19 * max(len(names[k]) + 22, len(describe(layouts[k])) * 0.55))
+        block_w = max(grid.width, *_title_widths(layouts[k], names[k]))
         if x > 0 and x + block_w > 44:
-            x, row_top, row_h = 0.0, row_top + row_h + 3.0, 0.0
+            x, row_top, row_h = 0.0, row_top + GRID_TITLE + row_h + 1.2, 0.0
         placements.append((x, row_top))
         width = max(width, x + block_w)
         x += block_w + 1.5
@@ -176,16 +176,25 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
     for y_strip, slots, n_cells, faces, title in strips:
         plan.texts.append(Text(0, y_strip + 0.2, title, size=8, ha="left", color="#333333"))
         _strip(plan, slots, n_cells, 0.0, y_strip + 0.6, faces)
-    for k, (grid, (gx, gy)) in enumerate(zip(grids, placements)):
+    for k, (grid, (gx, gy)) in enumerate(zip(grids, placements, strict=True)):
         lay = layouts[k]
-        shared = "own storage" if lay.storage_ptr != layouts[0].storage_ptr else (
+        shared = "own storage, a copy" if lay.storage_ptr != layouts[0].storage_ptr else (
             "base" if k == 0 else f"view of {names[0]}")
-        plan.texts.append(Text(gx, gy + 0.6, f"{names[k]}  ({shared})", size=9, ha="left", color=colours[k],
-                               bold=True))
-        plan.texts.append(Text(gx, gy + 1.4, f"shape {lay.shape}  stride {lay.stride}  offset {lay.offset}",
-                               size=7, ha="left", color="#333333"))
-        plan.texts.append(Text(gx, gy + 2.0, f"contiguous: {_yes(lay.is_contiguous)}   {_flags(lay)}", size=7,
-                               ha="left", color="#333333"))
-        _grid_boxes(plan, grid, names[k], gx, gy + 2.6, lambda _cell, c=colours[k]: _light(c))
-    plan.width, plan.height = width, row_top + row_h + 2.6
+        first, second, third = _grid_titles(lay, names[k], shared)
+        plan.texts.append(Text(gx, gy + 0.4, first, size=9, ha="left", color=colours[k], bold=True))
+        plan.texts.append(Text(gx, gy + 1.1, second, size=7, ha="left", color="#333333"))
+        plan.texts.append(Text(gx, gy + 1.7, third, size=7, ha="left", color="#333333"))
+        _grid_boxes(plan, grid, names[k], gx, gy + GRID_TITLE, lambda _cell, c=colours[k]: _light(c))
+    plan.width, plan.height = width, row_top + GRID_TITLE + row_h
     return plan
+
+
+def _grid_titles(lay: Layout, name: str, shared: str) -> list[str]:
+    return [f"{name}  ({shared})", f"shape {lay.shape}  stride {lay.stride}  offset {lay.offset}",
+            f"contiguous: {_yes(lay.is_contiguous)}   {_flags(lay)}".rstrip()]
+
+
+def _title_widths(lay: Layout, name: str) -> list[float]:
+    """Rough widths (cell units) of the three title lines above a grid, so grids do not collide."""
+    first, *rest = _grid_titles(lay, name, "own storage, a copy")
+    return [0.22 * len(first), *(0.16 * len(line) for line in rest)]

@@ -3,7 +3,7 @@
 A :class:`Plan` holds boxes, texts and lines in "cell units" (one storage cell is a 1x1 box,
 y grows downwards) plus the list of drawn logical cells with the storage index each shows.
 :mod:`labutils.strides` renders a plan with matplotlib; tests inspect the plan directly.
-Large tensors are elided: at most ``MAX_DIM_SLOTS`` rows/columns per 2-d slice, a few slices
+Large tensors are elided: at most ``MAX_DIM`` rows/columns per 2-d slice, a few slices
 per leading dimension, and only the storage cells that drawn elements read.
 """
 
@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 
 from labutils.strides_layout import Layout
 
-MAX_DIM = 8  # a dim up to this size is drawn whole; longer ones as 3 + marker + 2
+MAX_DIM = 12  # a dim up to this size is drawn whole; longer ones as 4 + marker + 3
 MAX_LEAD = 4  # leading (slice) dims up to this size drawn whole; longer as 2 + marker + 1
 MAX_STORAGE = 40  # a storage up to this many cells is drawn whole
-STORAGE_KEEP = 32  # otherwise at most this many read cells, the rest elided
+STORAGE_KEEP = 40  # otherwise at most this many read cells, the rest elided
 
 
 @dataclass(frozen=True)
@@ -117,8 +117,8 @@ def layout_grid(lay: Layout, name: str) -> Grid:
     rows, cols = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[0] if shape else 1)
     lead = shape[:-2]
     row_lead, col_lead = (lead[:-1], lead[-1]) if lead else ((), 1)
-    row_slots = elide(rows, MAX_DIM, 3, 2)
-    col_slots = elide(cols, MAX_DIM, 3, 2)
+    row_slots = elide(rows, MAX_DIM, 4, 3)
+    col_slots = elide(cols, MAX_DIM, 4, 3)
     slice_rows = elide(math.prod(row_lead), MAX_LEAD, 2, 1)
     slice_cols = elide(col_lead, MAX_LEAD, 2, 1)
     label_h = 0.9 if lead else 0.0
@@ -164,7 +164,7 @@ def _place_slice(lay: Layout, prefix: tuple[int, ...], row_slots: list[int | Non
             texts.append(Text(x + 0.5, y + 0.5, mark, size=11, color="#555555"))
             continue
         index = prefix + ((ri, ci) if ndim >= 2 else (ci,) if ndim == 1 else ())
-        cells.append(Placed(index, int(lay.indices[index]), x, y))
+        cells.append(Placed(index, lay.index_of(index), x, y))
 
 
 def storage_slots(n_cells: int, needed: list[int]) -> list[int | None]:
@@ -207,4 +207,4 @@ def text_color(face: tuple[float, ...]) -> str:
 
 def label_size(label: str, base: float = 8.0) -> float:
     """Shrink a cell label so long storage indices still fit in a 1x1 box."""
-    return min(base, 22.0 / max(len(label), 1))
+    return min(base, 26.0 / max(len(label), 1))

@@ -1,0 +1,82 @@
+"""Instructor commands of `labs`: check (lab self-check) and release (student notebooks)."""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from graders.selfcheck import ChapterCheck, check_chapter
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+ChaptersArg = Annotated[list[str] | None, typer.Argument(help="chapter names or folders (default: every chapter)")]
+CourseOpt = Annotated[Path, typer.Option("--course", help="nbgrader source folder holding the chapters")]
+
+
+def resolve_chapters(names: list[str] | None, course_dir: Path) -> list[Path]:
+    """Chapter folders from names (``01_autograd``) or paths; every chapter when none given."""
+    if not course_dir.is_dir() and not names:
+        _fail(f"{course_dir}: no such course folder")
+    if not names:
+        return sorted(p for p in course_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+    folders = []
+    for name in names:
+        folder = Path(name) if Path(name).is_dir() else course_dir / name
+        if not folder.is_dir():
+            _fail(f"{name}: no such chapter (looked for {folder})")
+        folders.append(folder)
+    return folders
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"error: {message}", soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def check(
+    chapters: ChaptersArg = None,
+    course_dir: CourseOpt = Path("course"),
+    wrong_dir: Annotated[Path, typer.Option("--wrong-solutions", help="folder of <chapter>/<grade_id>__*.py")] = Path(
+        "tests/wrong_solutions"),
+    build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
+    jobs: Annotated[int, typer.Option("--jobs", "-j")] = 2,
+) -> None:
+    """Lab self-check: source = full marks, release = zero, wrong solutions lose points."""
+    folders = [f for f in resolve_chapters(chapters, course_dir) if chapters or any(f.glob("lab_*.ipynb"))]
+    if not folders:
+        _fail(f"no chapter with a lab_*.ipynb under {course_dir}")
+    args = [(f, build.resolve(), wrong_dir.resolve()) for f in folders]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max(1, min(jobs, len(args))), mp_context=context) as pool:
+        results = list(pool.map(_check_one, args))
+    for result in results:
+        _print_chapter(result)
+    ok = all(r.ok for r in results)
+    console.print(f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
+                  style="green" if ok else "red")
+    raise typer.Exit(0 if ok else 1)
+
+
+def _check_one(args: tuple[Path, Path, Path]) -> ChapterCheck:
+    return check_chapter(*args)
+
+
+def _print_chapter(result: ChapterCheck) -> None:
+    if result.error:
+        console.print(f"[red]FAIL[/] {result.error}", soft_wrap=True)
+        return
+    table = Table(title=f"labs check {result.chapter}")
+    for column in ("lab", "version", "expected", "points", "per cell", "verdict"):
+        table.add_column(column, overflow="fold")
+    for v in result.verdicts:
+        per_cell = ", ".join(f"{c.grade_id} {c.score:g}/{c.max_score:g}" for c in v.cells)
+        verdict = "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.note}"
+        table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell, verdict)
+    console.print(table)

@@ -1,0 +1,217 @@
+"""The autograd graph behind a tensor as plain data: nodes, gradient edges, saved tensors, grads.
+
+Edges point the way gradients flow: ``GraphEdge(src, dst, "grad")`` means ``dst.fn`` is in
+``src.fn.next_functions`` (an output tensor node points at its ``grad_fn``). ``"saved"`` edges
+join an op to a tensor it saved for backward. Traversal is iterative, so depth is unlimited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+from torch import nn
+
+from labutils.graphs import describe
+
+OP, LEAF, PARAM, SAVED, OUTPUT, MODULE, CHAIN = "op", "leaf", "param", "saved", "output", "module", "chain"
+GRAD, SAVED_EDGE = "grad", "saved"
+AUTOGRAD_KINDS = (OP, LEAF, PARAM)  # kinds that are one autograd Node each
+
+Outputs = torch.Tensor | Sequence[torch.Tensor] | Mapping[str, torch.Tensor]
+Params = Mapping[str, torch.Tensor] | nn.Module | None
+
+
+class ModuleLookup(Protocol):
+    """What the builder needs from a module recording (see ``labutils.graphs.modules``)."""
+
+    def stack_of_node(self, fn: object) -> tuple[str, ...]: ...
+    def stack_of_param(self, name: str) -> tuple[str, ...]: ...
+
+
+@dataclass
+class GraphNode:
+    """One drawn box. ``fn`` is the autograd Node for op/leaf/param kinds."""
+
+    id: str
+    kind: str
+    title: str
+    lines: list[str] = field(default_factory=list)
+    fn: object | None = None
+    tensor: torch.Tensor | None = None  # leaf variable or output tensor (saved tensors are not kept)
+    module_stack: tuple[str, ...] = ()
+    nbytes: int = 0  # saved tensor: its bytes; op: bytes it saved; module/chain: bytes saved inside
+    storages: frozenset[tuple[int, int]] = frozenset()  # memory the saved bytes live in
+    members: tuple[str, ...] = ()  # module/chain node: ids of the full-graph nodes it stands for
+    saved_problem: str | None = None  # "freed" after backward, "modified in-place"
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    """``src -> dst``: gradient flows from src into dst (kind "grad"), or src saved dst ("saved")."""
+
+    src: str
+    dst: str
+    kind: str = GRAD
+
+
+@dataclass
+class AutogradGraph:
+    """Nodes, edges and (optionally) the highlighted gradient path of one autograd graph."""
+
+    nodes: dict[str, GraphNode]
+    edges: list[GraphEdge]
+    outputs: list[str]
+    highlight_nodes: frozenset[str] = frozenset()
+    highlight_edges: frozenset[tuple[str, str]] = frozenset()
+    highlight_path: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def autograd_nodes(self) -> list[GraphNode]:
+        """Nodes that are one autograd ``Node`` each (ops and leaf accumulators)."""
+        return [n for n in self.nodes.values() if n.kind in AUTOGRAD_KINDS]
+
+    def grad_edges(self) -> list[GraphEdge]:
+        """Edges along which gradients flow (duplicates kept: ``x * x`` has two)."""
+        return [e for e in self.edges if e.kind == GRAD]
+
+    def node_of(self, fn: object) -> GraphNode:
+        """The node standing for autograd Node ``fn`` (KeyError if it is not in this graph)."""
+        for node in self.nodes.values():
+            if node.fn is fn:
+                return node
+        raise KeyError(f"{fn!r} is not in this graph")
+
+    @property
+    def saved_bytes(self) -> int:
+        """Memory the saved tensors keep alive, each storage counted once."""
+        storages: set[tuple[int, int]] = set()
+        for node in self.nodes.values():
+            storages |= node.storages
+        return sum(nbytes for _, nbytes in storages)
+
+    def summary(self) -> str:
+        """One line: how many autograd nodes, edges and saved bytes."""
+        return (f"{len(self.autograd_nodes())} autograd nodes, {len(self.grad_edges())} gradient edges, "
+                f"saved {describe.format_bytes(self.saved_bytes)}")
+
+
+def named_outputs(output: Outputs) -> list[tuple[str, torch.Tensor]]:
+    """Normalise a tensor, a sequence of tensors or a ``{name: tensor}`` mapping."""
+    if isinstance(output, torch.Tensor):
+        return [("output", output)]
+    if isinstance(output, Mapping):
+        return list(output.items())
+    return [(f"output[{i}]", t) for i, t in enumerate(output)]
+
+
+def param_names(params: Params) -> dict[int, str]:
+    """``id(tensor) -> name`` from a ``{name: tensor}`` mapping or a module's named parameters."""
+    if params is None:
+        return {}
+    items = params.named_parameters() if isinstance(params, nn.Module) else params.items()
+    return {id(t): name for name, t in items}
+
+
+def build_graph(output: Outputs, params: Params = None, *, show_saved: bool = True,
+                modules: ModuleLookup | None = None, show_attrs: bool = False) -> AutogradGraph:
+    """Walk the autograd graph behind ``output`` (iteratively) and describe every node.
+
+    ``params`` names parameters (a mapping or an ``nn.Module``); ``modules`` (a recording from
+    :func:`labutils.graphs.record_modules`) tags each node with the modules that created it.
+    Leaves and outputs show their ``.grad`` as it is now (draw before and after backward to compare).
+    """
+    builder = _Builder(param_names(params), show_saved, modules, show_attrs)
+    for name, tensor in named_outputs(output):
+        builder.add_output(name, tensor)
+    return builder.finish()
+
+
+class _Builder:
+    def __init__(self, names: dict[int, str], show_saved: bool, modules: ModuleLookup | None,
+                 show_attrs: bool) -> None:
+        self.names, self.show_saved, self.modules, self.show_attrs = names, show_saved, modules, show_attrs
+        self.nodes: dict[str, GraphNode] = {}
+        self.edges: list[GraphEdge] = []
+        self.outputs: list[str] = []
+        self.ids: dict[int, str] = {}  # id(autograd Node) -> node id; nodes are held in self.nodes
+        self.stack: list[object] = []
+
+    def add_output(self, name: str, tensor: torch.Tensor) -> None:
+        if not tensor.requires_grad:
+            raise ValueError(f"{name} does not require grad, so it has no autograd graph "
+                             "(computed under no_grad/inference_mode, detached, or from constants only)")
+        node_id = f"t{len(self.outputs)}"
+        lines = [describe.describe_tensor(tensor)]
+        grad = describe.grad_line(tensor)
+        if grad:
+            lines.append(grad)
+        self.nodes[node_id] = GraphNode(node_id, OUTPUT, name, lines, tensor=tensor)
+        self.outputs.append(node_id)
+        fn = tensor.grad_fn if tensor.grad_fn is not None else _accumulator(tensor)
+        self.edges.append(GraphEdge(node_id, self._visit(fn)))
+        self._drain()
+
+    def finish(self) -> AutogradGraph:
+        return AutogradGraph(self.nodes, self.edges, self.outputs)
+
+    def _visit(self, fn: object) -> str:
+        node_id = self.ids.get(id(fn))
+        if node_id is None:
+            node_id = f"n{len(self.ids)}"
+            self.ids[id(fn)] = node_id
+            self.nodes[node_id] = self._describe(node_id, fn)
+            self.stack.append(fn)
+        return node_id
+
+    def _drain(self) -> None:
+        while self.stack:
+            fn = self.stack.pop()
+            src = self.ids[id(fn)]
+            for next_fn, _ in fn.next_functions:  # type: ignore[attr-defined]
+                if next_fn is not None:
+                    self.edges.append(GraphEdge(src, self._visit(next_fn)))
+
+    def _describe(self, node_id: str, fn: object) -> GraphNode:
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            return self._describe_leaf(node_id, fn, variable)
+        stack = self.modules.stack_of_node(fn) if self.modules else ()
+        node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack)
+        saved, node.saved_problem = describe.saved_tensors(fn)
+        for i, (attr, tensor) in enumerate(saved):
+            self._add_saved(node, f"{node_id}s{i}", attr, tensor)
+        if node.saved_problem:
+            node.lines.append(f"saved tensors {node.saved_problem}")
+        elif saved and not self.show_saved:
+            node.lines.append(f"saved {len(saved)}: {describe.format_bytes(node.nbytes)}")
+        if self.show_attrs and not node.saved_problem:
+            node.lines.extend(describe.attr_lines(fn))
+        return node
+
+    def _add_saved(self, op: GraphNode, saved_id: str, attr: str, tensor: torch.Tensor) -> None:
+        nbytes, key = describe.tensor_bytes(tensor), describe.storage_key(tensor)
+        op.nbytes += nbytes
+        op.storages = op.storages | {key}
+        if self.show_saved:
+            lines = [describe.describe_tensor(tensor), describe.format_bytes(nbytes)]
+            self.nodes[saved_id] = GraphNode(saved_id, SAVED, attr, lines, module_stack=op.module_stack,
+                                             nbytes=nbytes)
+            self.edges.append(GraphEdge(op.id, saved_id, SAVED_EDGE))
+
+    def _describe_leaf(self, node_id: str, fn: object, variable: torch.Tensor) -> GraphNode:
+        name = self.names.get(id(variable))
+        lines = [describe.describe_tensor(variable)]
+        grad = describe.grad_line(variable)
+        if grad:
+            lines.append(grad)
+        stack = self.modules.stack_of_param(name) if (self.modules and name) else ()
+        kind, title = (PARAM, name) if name else (LEAF, "leaf")
+        return GraphNode(node_id, kind, title, lines, fn=fn, tensor=variable, module_stack=stack)
+
+
+def _accumulator(leaf: torch.Tensor) -> object:
+    """The AccumulateGrad node of a leaf that requires grad (how autograd reaches a leaf)."""
+    return leaf.view_as(leaf).grad_fn.next_functions[0][0]  # type: ignore[union-attr]
