@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 from matplotlib.figure import Figure
@@ -82,6 +83,12 @@ def render(plan: Plan) -> Figure:
     return fig
 
 
+def _save(plan: Plan, target: str | Path | io.BytesIO, **kwargs: Any) -> None:
+    fig = render(plan)
+    fig.savefig(target, **kwargs)
+    fig.clear()
+
+
 class StrideDiagram:
     """A rendered-on-demand stride diagram: inline PNG in Jupyter, ``savefig``, and the drawn data."""
 
@@ -106,17 +113,15 @@ class StrideDiagram:
         """A new matplotlib Figure of this diagram (yours to keep; not tracked by pyplot)."""
         return render(self.plan)
 
-    def savefig(self, path: str | Path, **kwargs: object) -> Path:
+    def savefig(self, path: str | Path, **kwargs: Any) -> Path:
         """Save the diagram (format from the suffix: .png, .svg, .pdf); returns the path."""
-        fig = self.to_figure()
-        fig.savefig(path, **kwargs)  # type: ignore[arg-type]
-        fig.clear()
+        _save(self.plan, path, **kwargs)
         return Path(path)
 
     def _repr_png_(self) -> bytes:
         if self._png is None:
             buffer = io.BytesIO()
-            self.savefig(buffer, format="png")  # type: ignore[arg-type]
+            _save(self.plan, buffer, format="png")
             self._png = buffer.getvalue()
         return self._png
 

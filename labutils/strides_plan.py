@@ -18,7 +18,7 @@ from labutils.strides_layout import Layout
 MAX_DIM = 12  # a dim up to this size is drawn whole; longer ones as 4 + marker + 3
 MAX_LEAD = 4  # leading (slice) dims up to this size drawn whole; longer as 2 + marker + 1
 MAX_STORAGE = 40  # a storage up to this many cells is drawn whole
-STORAGE_KEEP = 40  # otherwise at most this many read cells, the rest elided
+STORAGE_KEEP = 32  # otherwise at most this many read cells, the rest elided
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ def _place_slice(lay: Layout, prefix: tuple[int, ...], row_slots: list[int | Non
 
 
 def storage_slots(n_cells: int, needed: list[int]) -> list[int | None]:
-    """Which storage cells to draw: all when few, else the ``needed`` ones with small gaps filled.
+    """Which storage cells to draw: all when few, else the ``needed`` ones (one-cell gaps filled).
 
     ``None`` entries are elision markers standing for the cells skipped between neighbours.
     """
@@ -176,14 +176,14 @@ def storage_slots(n_cells: int, needed: list[int]) -> list[int | None]:
         return list(range(n_cells))
     keep = sorted(set(needed))
     if len(keep) > STORAGE_KEEP:
-        keep = keep[: STORAGE_KEEP - 12] + keep[-12:]
+        keep = keep[: STORAGE_KEEP - 10] + keep[-10:]
     slots: list[int | None] = []
     previous = -1
     for cell in keep:
         gap = cell - previous - 1
-        if 0 < gap <= 2:
+        if gap == 1:
             slots.extend(range(previous + 1, cell))
-        elif gap > 2:
+        elif gap > 1:
             slots.append(None)
         slots.append(cell)
         previous = cell
