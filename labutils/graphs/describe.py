@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 from labutils.graphs.compat import format_fn_attrs
@@ -26,9 +30,36 @@ def tensor_bytes(t: torch.Tensor) -> int:
     return t.numel() * t.element_size()
 
 
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.float32`` -> ``'float32'``."""
+    return str(dtype).removeprefix("torch.")
+
+
+def describe_shape(shape: tuple[int, ...], dtype: str) -> str:
+    """``'(3, 4) float32'``."""
+    return f"{tuple(shape)} {dtype}"
+
+
 def describe_tensor(t: torch.Tensor) -> str:
     """``'(3, 4) float32'``."""
-    return f"{tuple(t.shape)} {str(t.dtype).removeprefix('torch.')}"
+    return describe_shape(tuple(t.shape), dtype_name(t.dtype))
+
+
+def is_accumulator(fn: object) -> bool:
+    """True for the AccumulateGrad node that stands for a leaf tensor."""
+    return type(fn).__name__ == "AccumulateGrad"
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small objects (it rescans them all)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def format_values(t: torch.Tensor) -> str:

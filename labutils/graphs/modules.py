@@ -39,7 +39,7 @@ class ModuleRecord:
     parents: list[int] = field(default_factory=list)  # index of the enclosing call, -1 at top
     stacks: list[tuple[str, ...]] = field(default_factory=list)  # module names, outermost first
     first_call: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    params: dict[int, str] = field(default_factory=dict)  # id(parameter) -> qualified name
+    named_params: dict[str, torch.Tensor] = field(default_factory=dict)  # the model's parameters
     _open: list[int] = field(default_factory=list)
 
     def stack_of_seq(self, seq: int) -> tuple[str, ...]:
@@ -98,7 +98,7 @@ def record_modules(model: nn.Module) -> Iterator[ModuleRecord]:
         draw_graph(loss, modules=rec, collapse=1)
     """
     record = ModuleRecord()
-    record.params = {id(p): name for name, p in model.named_parameters()}
+    record.named_params = dict(model.named_parameters())
     handles = []
     for name, module in model.named_modules():
         record.types[name] = type(module).__name__

@@ -7,7 +7,7 @@ from collections import deque
 
 import torch
 
-from labutils.graphs.structure import GRAD, AutogradGraph, GraphNode
+from labutils.graphs.structure import AutogradGraph, GraphNode
 
 
 def find_target(graph: AutogradGraph, target: object) -> str:
@@ -21,7 +21,7 @@ def find_target(graph: AutogradGraph, target: object) -> str:
 
 def _matches(node: GraphNode, target: object) -> bool:
     if isinstance(target, str):
-        return node.title == target and node.fn is not None or (node.kind == "output" and node.title == target)
+        return node.title == target and (node.fn is not None or node.kind == "output")
     if isinstance(target, torch.Tensor):
         if target.grad_fn is not None:
             return node.fn is target.grad_fn

@@ -1,15 +1,16 @@
 """The autograd graph behind a tensor as plain data: nodes, gradient edges, saved tensors, grads.
 
 Edges point the way gradients flow: ``GraphEdge(src, dst, "grad")`` means ``dst.fn`` is in
-``src.fn.next_functions`` (an output tensor node points at its ``grad_fn``). ``"saved"`` edges
-join an op to a tensor it saved for backward. Traversal is iterative, so depth is unlimited.
+``src.fn.next_functions`` (an output tensor node points at its ``grad_fn``). Each op lists the
+tensors it saved for backward (``node.saved``); a drawing adds them as boxes joined by "saved"
+edges. Traversal is iterative, so depth is unlimited.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import torch
 from torch import nn
@@ -31,7 +32,17 @@ class ModuleLookup(Protocol):
     def stack_of_param(self, name: str) -> tuple[str, ...]: ...
 
 
-@dataclass
+class SavedTensor(NamedTuple):
+    """A tensor an op saved for backward (described, not kept: drawing must not hold memory)."""
+
+    name: str  # the attribute: self, other, result, mat2 ... (saved[i] for a custom Function)
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int  # numel * element_size
+    storage: tuple[int, int]  # (address, bytes) of the storage it lives in
+
+
+@dataclass(slots=True)
 class GraphNode:
     """One drawn box. ``fn`` is the autograd Node for op/leaf/param kinds."""
 
@@ -40,15 +51,21 @@ class GraphNode:
     title: str
     lines: list[str] = field(default_factory=list)
     fn: object | None = None
-    tensor: torch.Tensor | None = None  # leaf variable or output tensor (saved tensors are not kept)
+    tensor: torch.Tensor | None = None  # leaf variable or output tensor
     module_stack: tuple[str, ...] = ()
-    nbytes: int = 0  # saved tensor: its bytes; op: bytes it saved; module/chain: bytes saved inside
-    storages: frozenset[tuple[int, int]] = frozenset()  # memory the saved bytes live in
-    members: tuple[str, ...] = ()  # module/chain node: ids of the full-graph nodes it stands for
+    saved: tuple[SavedTensor, ...] = ()  # op: what it saved for backward
     saved_problem: str | None = None  # "freed" after backward, "modified in-place"
+    storages: frozenset[tuple[int, int]] = frozenset()  # module/chain: memory saved inside
+    members: tuple[str, ...] = ()  # module/chain node: ids of the full-graph nodes it stands for
+    nbytes: int = 0  # saved tensor node: its bytes
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes this op saved for backward (each saved tensor's numel * element_size)."""
+        return sum(s.nbytes for s in self.saved)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GraphEdge:
     """``src -> dst``: gradient flows from src into dst (kind "grad"), or src saved dst ("saved")."""
 
@@ -84,13 +101,18 @@ class AutogradGraph:
                 return node
         raise KeyError(f"{fn!r} is not in this graph")
 
+    def storages(self) -> set[tuple[int, int]]:
+        """(address, bytes) of every storage a saved tensor lives in."""
+        found: set[tuple[int, int]] = set()
+        for node in self.nodes.values():
+            found.update(s.storage for s in node.saved)
+            found |= node.storages
+        return found
+
     @property
     def saved_bytes(self) -> int:
         """Memory the saved tensors keep alive, each storage counted once."""
-        storages: set[tuple[int, int]] = set()
-        for node in self.nodes.values():
-            storages |= node.storages
-        return sum(nbytes for _, nbytes in storages)
+        return sum(nbytes for _, nbytes in self.storages())
 
     def summary(self) -> str:
         """One line: how many autograd nodes, edges and saved bytes."""
@@ -115,24 +137,24 @@ def param_names(params: Params) -> dict[int, str]:
     return {id(t): name for name, t in items}
 
 
-def build_graph(output: Outputs, params: Params = None, *, show_saved: bool = True,
-                modules: ModuleLookup | None = None, show_attrs: bool = False) -> AutogradGraph:
+def build_graph(output: Outputs, params: Params = None, *, modules: ModuleLookup | None = None,
+                show_attrs: bool = False) -> AutogradGraph:
     """Walk the autograd graph behind ``output`` (iteratively) and describe every node.
 
     ``params`` names parameters (a mapping or an ``nn.Module``); ``modules`` (a recording from
     :func:`labutils.graphs.record_modules`) tags each node with the modules that created it.
     Leaves and outputs show their ``.grad`` as it is now (draw before and after backward to compare).
     """
-    builder = _Builder(param_names(params), show_saved, modules, show_attrs)
-    for name, tensor in named_outputs(output):
-        builder.add_output(name, tensor)
+    builder = _Builder(param_names(params), modules, show_attrs)
+    with describe.gc_paused():
+        for name, tensor in named_outputs(output):
+            builder.add_output(name, tensor)
     return builder.finish()
 
 
 class _Builder:
-    def __init__(self, names: dict[int, str], show_saved: bool, modules: ModuleLookup | None,
-                 show_attrs: bool) -> None:
-        self.names, self.show_saved, self.modules, self.show_attrs = names, show_saved, modules, show_attrs
+    def __init__(self, names: dict[int, str], modules: ModuleLookup | None, show_attrs: bool) -> None:
+        self.names, self.modules, self.show_attrs = names, modules, show_attrs
         self.nodes: dict[str, GraphNode] = {}
         self.edges: list[GraphEdge] = []
         self.outputs: list[str] = []
@@ -167,39 +189,31 @@ class _Builder:
         return node_id
 
     def _drain(self) -> None:
-        while self.stack:
-            fn = self.stack.pop()
-            src = self.ids[id(fn)]
+        edges, stack, ids = self.edges, self.stack, self.ids
+        while stack:
+            fn = stack.pop()
+            src = ids[id(fn)]
             for next_fn, _ in fn.next_functions:  # type: ignore[attr-defined]
                 if next_fn is not None:
-                    self.edges.append(GraphEdge(src, self._visit(next_fn)))
+                    dst = ids.get(id(next_fn))
+                    if dst is None:
+                        dst = self._visit(next_fn)
+                    edges.append(GraphEdge(src, dst))
 
     def _describe(self, node_id: str, fn: object) -> GraphNode:
-        variable = getattr(fn, "variable", None)
-        if isinstance(variable, torch.Tensor):
-            return self._describe_leaf(node_id, fn, variable)
+        if describe.is_accumulator(fn):
+            return self._describe_leaf(node_id, fn, fn.variable)  # type: ignore[attr-defined]
         stack = self.modules.stack_of_node(fn) if self.modules else ()
-        node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack)
-        saved, node.saved_problem = describe.saved_tensors(fn)
-        for i, (attr, tensor) in enumerate(saved):
-            self._add_saved(node, f"{node_id}s{i}", attr, tensor)
-        if node.saved_problem:
-            node.lines.append(f"saved tensors {node.saved_problem}")
-        elif saved and not self.show_saved:
-            node.lines.append(f"saved {len(saved)}: {describe.format_bytes(node.nbytes)}")
-        if self.show_attrs and not node.saved_problem:
+        saved, problem = describe.saved_tensors(fn)
+        node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack, saved_problem=problem,
+                         saved=tuple(SavedTensor(name, tuple(t.shape), describe.dtype_name(t.dtype),
+                                                 describe.tensor_bytes(t), describe.storage_key(t))
+                                     for name, t in saved))
+        if problem:
+            node.lines.append(f"saved tensors {problem}")
+        elif self.show_attrs:
             node.lines.extend(describe.attr_lines(fn))
         return node
-
-    def _add_saved(self, op: GraphNode, saved_id: str, attr: str, tensor: torch.Tensor) -> None:
-        nbytes, key = describe.tensor_bytes(tensor), describe.storage_key(tensor)
-        op.nbytes += nbytes
-        op.storages = op.storages | {key}
-        if self.show_saved:
-            lines = [describe.describe_tensor(tensor), describe.format_bytes(nbytes)]
-            self.nodes[saved_id] = GraphNode(saved_id, SAVED, attr, lines, module_stack=op.module_stack,
-                                             nbytes=nbytes)
-            self.edges.append(GraphEdge(op.id, saved_id, SAVED_EDGE))
 
     def _describe_leaf(self, node_id: str, fn: object, variable: torch.Tensor) -> GraphNode:
         name = self.names.get(id(variable))
