@@ -37,18 +37,25 @@ def format_fn_attrs(fn: object, max_chars: int = 40) -> list[str]:
 
 
 def _local_attr_lines(fn: object, max_chars: int) -> list[str]:
-    lines = []
+    """The same table torchviz's ``get_fn_name`` draws (keys left-aligned, values right-aligned)."""
+    attrs = {}
     for attr in dir(fn):
         if not attr.startswith(SAVED_PREFIX):
             continue
         value = getattr(fn, attr)
         if torch.is_tensor(value):
-            text = "[saved tensor]"
+            attrs[attr.removeprefix(SAVED_PREFIX)] = "[saved tensor]"
         elif isinstance(value, tuple) and any(torch.is_tensor(t) for t in value):
-            text = "[saved tensors]"
+            attrs[attr.removeprefix(SAVED_PREFIX)] = "[saved tensors]"
         else:
-            text = str(value)
-        if len(text) > max_chars:
-            text = text[: max_chars - 3] + "..."
-        lines.append(f"{attr.removeprefix(SAVED_PREFIX)}: {text}")
-    return lines
+            attrs[attr.removeprefix(SAVED_PREFIX)] = str(value)
+    if not attrs:
+        return []
+    max_chars = max(max_chars, 3)
+    key_width = max(len(k) for k in attrs)
+    value_width = min(max(len(v) for v in attrs.values()), max_chars)
+
+    def fit(text: str) -> str:
+        return text[: value_width - 3] + "..." if len(text) > value_width else text
+
+    return [f"{k:<{key_width}}: {fit(v):>{value_width}}" for k, v in attrs.items()]
