@@ -88,9 +88,9 @@ def track_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch
         with tracker.phase("zero_grad"):
             optimizer.zero_grad(set_to_none=True)
             del loss
-    assert tracker.timeline is not None
-    tracker.timeline.label = label
-    return tracker.timeline
+    timeline = tracker.timeline
+    timeline.label = label
+    return timeline
 
 
 def compare(timelines: Mapping[str, MemoryTimeline]) -> MemoryPlot:

@@ -33,7 +33,7 @@ from labutils.memory_timeline import CATEGORIES, MemoryTimeline, build_timeline
 _RANK = {name: rank for rank, name in enumerate(reversed(CATEGORIES))}
 
 
-@dataclass
+@dataclass(slots=True)
 class StorageRecord:
     """One storage seen by the tracker: its size, when it was born and freed (sample indices)."""
 
@@ -56,11 +56,30 @@ class _OpRecorder(TorchDispatchMode):
         super().__init__()
         self.tracker = tracker
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Eager-only mode: skip the per-op torch._disable_dynamo wrapper (about a third of our cost).
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
         out = func(*args, **(kwargs or {}))
-        if not func.is_view and func.namespace != "profiler":  # views and markers never allocate
-            self.tracker._after_op(func, out)
+        name = _ALLOCATING.get(func)
+        if name is None:
+            name = _ALLOCATING[func] = _allocating_name(func)
+        if name:
+            self.tracker._after_op(name, out)
         return out
+
+
+_ALLOCATING: dict[object, str] = {}
+
+
+def _allocating_name(func: torch._ops.OpOverload) -> str:
+    """The op's name if it can return new memory; "" for views, in-place ops and profiler markers."""
+    returns_alias = any(r.alias_info is not None for r in func._schema.returns)
+    if func.is_view or returns_alias or func.namespace == "profiler":
+        return ""
+    return func.__name__
 
 
 def _in_backward() -> bool:
@@ -107,16 +126,19 @@ class MemoryTracker:
         self.inputs = tuple(inputs)
         self.cuda_snapshot = cuda_snapshot
         self.device = self._model_device()
+        self._on_cuda = self.device.type == "cuda"
         self.records: list[StorageRecord] = []
-        self._live: dict[tuple[str, int], StorageRecord] = {}
-        self._weakrefs: dict[int, weakref.ref] = {}
+        self._live: dict[int, StorageRecord] = {}
+        self._refs: dict[weakref.ref, tuple[int, StorageRecord]] = {}
         self._steps: list[tuple[str, str, str]] = []  # (phase, op, module) per sample
         self._cuda_allocated: list[int] = []
         self._phase = "start"
         self._modules: list[str] = []
         self._active = False
         self._stack = contextlib.ExitStack()
-        self.timeline: MemoryTimeline | None = None
+        self._params = list(model.parameters())
+        self._timeline: MemoryTimeline | None = None
+        self._cuda_end: dict[str, int] | None = None
 
     # -- public ------------------------------------------------------------------------------
     def __enter__(self) -> MemoryTracker:
@@ -141,12 +163,21 @@ class MemoryTracker:
         self._phase = "end"
         self._sample("end", "")
         self._active = False
-        self._weakrefs.clear()
-        self.timeline = build_timeline(self.records, self._steps, self._cuda_allocated,
-                                       device=str(self.device), cuda_stats=self._cuda_stats())
+        self._refs.clear()
+        self._cuda_end = self._cuda_stats()
         if self.device.type == "cuda" and self.cuda_snapshot:
             torch.cuda.memory._dump_snapshot(self.cuda_snapshot)
             torch.cuda.memory._record_memory_history(enabled=None)
+
+    @property
+    def timeline(self) -> MemoryTimeline:
+        """The samples, built from the recorded lifetimes on first access after the block ends."""
+        if self._active or not self._steps:
+            raise RuntimeError("the timeline exists once the tracked block has ended")
+        if self._timeline is None:
+            self._timeline = build_timeline(self.records, self._steps, self._cuda_allocated,
+                                            device=str(self.device), cuda_stats=self._cuda_end)
+        return self._timeline
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -161,36 +192,36 @@ class MemoryTracker:
 
     # -- registration ------------------------------------------------------------------------
     def _record(self, tensor: torch.Tensor, category: str = "other") -> StorageRecord | None:
-        """Find or create the record of ``tensor``'s storage and give it ``category``."""
-        if tensor.device.type == "meta":
-            return None
+        """Find or create the record of ``tensor``'s storage and give it ``category``.
+
+        Storages are keyed by ``data_ptr`` alone: host and device addresses never overlap (CUDA's
+        unified virtual addressing), and meta/empty storages (pointer 0) are skipped.
+        """
         storage = tensor.untyped_storage()
-        nbytes = storage.nbytes()
-        if nbytes == 0:
+        key = storage.data_ptr()
+        if key == 0:
             return None
-        key = (tensor.device.type, storage.data_ptr())
         record = self._live.get(key)
         if record is None:
-            record = StorageRecord(nbytes=nbytes, born=len(self._steps))
+            record = StorageRecord(storage.nbytes(), len(self._steps))
             self.records.append(record)
             self._live[key] = record
-            self._weakrefs[id(record)] = weakref.ref(storage, self._on_free(key, record))
-        record.mark(category)
+            self._refs[weakref.ref(storage, self._on_free)] = (key, record)
+        if category != "other":
+            record.mark(category)
         return record
 
-    def _on_free(self, key: tuple[str, int], record: StorageRecord):  # noqa: ANN202
-        def callback(_ref: weakref.ref) -> None:
-            if not self._active:
-                return
-            record.freed = len(self._steps)
-            if self._live.get(key) is record:
-                del self._live[key]
-            self._weakrefs.pop(id(record), None)
-
-        return callback
+    def _on_free(self, ref: weakref.ref) -> None:
+        """Weakref callback: the storage is gone; later samples no longer count it."""
+        key, record = self._refs.pop(ref, (None, None))
+        if record is None or not self._active:
+            return
+        record.freed = len(self._steps)
+        if self._live.get(key) is record:
+            del self._live[key]
 
     def _register_existing(self) -> None:
-        for tensor in self.model.parameters():
+        for tensor in self._params:
             self._record(tensor, "parameters")
         for tensor in self.model.buffers():
             self._record(tensor, "parameters")
@@ -202,7 +233,7 @@ class MemoryTracker:
                 record.pinned = True
 
     def _scan_grads(self) -> None:
-        for param in self.model.parameters():
+        for param in self._params:
             if param.grad is not None:
                 self._record(param.grad, "gradients")
 
@@ -220,7 +251,7 @@ class MemoryTracker:
             if param.grad is not None:
                 self._record(param.grad, "gradients")
 
-        for param in self.model.parameters():
+        for param in self._params:
             if param.requires_grad:
                 self._stack.callback(param.register_post_accumulate_grad_hook(on_grad).remove)
         if self.optimizer is not None:
@@ -247,21 +278,27 @@ class MemoryTracker:
         # Detach (as torch.utils.checkpoint does): a saved output must not keep its own grad_fn alive.
         return tensor.detach() if tensor.requires_grad else tensor
 
-    def _after_op(self, func: object, out: object) -> None:
-        category = "activations" if _is_recomputing() else "other"
-        for value in tree_iter(out):
-            if isinstance(value, torch.Tensor):
-                self._record(value, category)
+    def _after_op(self, name: str, out: object) -> None:
+        recomputing = _is_recomputing()
+        category = "activations" if recomputing else "other"
+        if isinstance(out, torch.Tensor):
+            self._record(out, category)
+        else:
+            for value in tree_iter(out):
+                if isinstance(value, torch.Tensor):
+                    self._record(value, category)
         module = self._modules[-1] if self._modules else ""
-        if category == "activations" and module:
-            module += " (recompute)"
-        elif _in_backward():
+        if recomputing:
+            module = f"{module} (recompute)".lstrip()
+        elif module and _in_backward():
             module = ""
-        self._sample(getattr(func, "__name__", str(func)), module)
+        self._steps.append((self._phase, name, module))
+        if self._on_cuda:
+            self._cuda_allocated.append(torch.cuda.memory_allocated(self.device))
 
     def _sample(self, op: str, module: str) -> None:
         self._steps.append((self._phase, op, module))
-        if self.device.type == "cuda":
+        if self._on_cuda:
             self._cuda_allocated.append(torch.cuda.memory_allocated(self.device))
 
     # -- device ------------------------------------------------------------------------------
