@@ -5,13 +5,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import torch
 
 from labutils.graphs.compat import format_fn_attrs
 
 SAVED_PREFIX = "_saved_"
-_SAVED_ATTRS: dict[type, tuple[str, ...]] = {}
+_SAVED_ATTRS: dict[type, list[str]] = {}
+_CUSTOM: dict[type, bool] = {}
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
 _VALUES_SHOWN = 6
 
 
@@ -32,7 +35,10 @@ def tensor_bytes(t: torch.Tensor) -> int:
 
 def dtype_name(dtype: torch.dtype) -> str:
     """``torch.float32`` -> ``'float32'``."""
-    return str(dtype).removeprefix("torch.")
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
 
 
 def describe_shape(shape: tuple[int, ...], dtype: str) -> str:
@@ -43,11 +49,6 @@ def describe_shape(shape: tuple[int, ...], dtype: str) -> str:
 def describe_tensor(t: torch.Tensor) -> str:
     """``'(3, 4) float32'``."""
     return describe_shape(tuple(t.shape), dtype_name(t.dtype))
-
-
-def is_accumulator(fn: object) -> bool:
-    """True for the AccumulateGrad node that stands for a leaf tensor."""
-    return type(fn).__name__ == "AccumulateGrad"
 
 
 @contextmanager
@@ -81,22 +82,38 @@ def grad_line(t: torch.Tensor) -> str | None:
     return "grad None" if t.grad is None else f"grad {format_values(t.grad)}"
 
 
-def saved_attr_names(cls: type) -> tuple[str, ...]:
-    """Names of the ``_saved_*`` attributes of a built-in backward node class (cached per class)."""
+class SavedTensor(NamedTuple):
+    """A tensor an op saved for backward (described, not kept: drawing must not hold memory)."""
+
+    name: str  # the attribute: self, other, result, mat2 ... (saved[i] for a custom Function)
+    shape: tuple[int, ...]
+    dtype: str
+    nbytes: int  # numel * element_size
+    storage: tuple[int, int]  # (address, bytes) of the storage it lives in
+
+
+def saved_attr_names(cls: type) -> list[str]:
+    """``_saved_*`` attributes of a built-in backward node class that may hold tensors (cached).
+
+    Attributes seen holding something else (sizes, scalars) are dropped from the cache by
+    :func:`saved_tensors`, so big graphs of one op type pay for them once.
+    """
     names = _SAVED_ATTRS.get(cls)
     if names is None:
-        names = tuple(a for a in dir(cls) if a.startswith(SAVED_PREFIX))
-        _SAVED_ATTRS[cls] = names
+        names = _SAVED_ATTRS[cls] = [a for a in dir(cls) if a.startswith(SAVED_PREFIX)]
     return names
 
 
 def is_custom_function_node(fn: object) -> bool:
     """True for the backward node of a Python ``torch.autograd.Function``."""
-    return isinstance(fn, torch.autograd.function.BackwardCFunction)
+    custom = _CUSTOM.get(type(fn))
+    if custom is None:
+        custom = _CUSTOM[type(fn)] = isinstance(fn, torch.autograd.function.BackwardCFunction)
+    return custom
 
 
-def saved_tensors(fn: object) -> tuple[list[tuple[str, torch.Tensor]], str | None]:
-    """The tensors ``fn`` saved for backward, as ``(name, tensor)`` pairs, and a problem if any.
+def saved_tensors(fn: object) -> tuple[tuple[SavedTensor, ...], str | None]:
+    """The tensors ``fn`` saved for backward, described, and a problem if any.
 
     The problem is ``'freed'`` once backward has run without ``retain_graph=True`` and
     ``'modified in-place'`` when a saved tensor was changed after being saved.
@@ -104,30 +121,28 @@ def saved_tensors(fn: object) -> tuple[list[tuple[str, torch.Tensor]], str | Non
     found: list[tuple[str, torch.Tensor]] = []
     try:
         if is_custom_function_node(fn):
-            for i, t in enumerate(fn.saved_tensors):  # type: ignore[attr-defined]
-                if t is not None:
-                    found.append((f"saved[{i}]", t))
-            return found, None
-        for attr in saved_attr_names(type(fn)):
-            _collect(found, attr.removeprefix(SAVED_PREFIX), getattr(fn, attr))
+            found = [(f"saved[{i}]", t) for i, t in enumerate(fn.saved_tensors) if t is not None]  # type: ignore[attr-defined]
+        else:
+            names = saved_attr_names(type(fn))
+            for attr in list(names):
+                value = getattr(fn, attr)
+                if isinstance(value, torch.Tensor):
+                    found.append((attr[len(SAVED_PREFIX):], value))
+                elif isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
+                    found.extend((f"{attr[len(SAVED_PREFIX):]}[{i}]", v) for i, v in enumerate(value)
+                                 if isinstance(v, torch.Tensor))
+                elif value is not None and not isinstance(value, (tuple, list)):
+                    names.remove(attr)  # a scalar or string: never a tensor for this op type
     except RuntimeError as err:
-        return [], ("modified in-place" if "inplace operation" in str(err) else "freed")
-    return found, None
+        return (), ("modified in-place" if "inplace operation" in str(err) else "freed")
+    return tuple(describe_saved(name, t) for name, t in found), None
 
 
-def _collect(found: list[tuple[str, torch.Tensor]], name: str, value: object) -> None:
-    if isinstance(value, torch.Tensor):
-        found.append((name, value))
-    elif isinstance(value, (tuple, list)):
-        for i, item in enumerate(value):
-            if isinstance(item, torch.Tensor):
-                found.append((f"{name}[{i}]", item))
-
-
-def storage_key(t: torch.Tensor) -> tuple[int, int]:
-    """Identifies the memory a tensor keeps alive: (storage address, storage bytes)."""
+def describe_saved(name: str, t: torch.Tensor) -> SavedTensor:
+    """Shape, dtype, bytes and storage of one saved tensor."""
     storage = t.untyped_storage()
-    return storage.data_ptr(), storage.nbytes()
+    return SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), tensor_bytes(t),
+                       (storage.data_ptr(), storage.nbytes()))
 
 
 def attr_lines(fn: object, max_chars: int = 40) -> list[str]:

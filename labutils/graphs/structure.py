@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from labutils.graphs import describe
+from labutils.graphs.describe import SavedTensor
 
 OP, LEAF, PARAM, SAVED, OUTPUT, MODULE, CHAIN = "op", "leaf", "param", "saved", "output", "module", "chain"
 GRAD, SAVED_EDGE = "grad", "saved"
@@ -30,16 +31,6 @@ class ModuleLookup(Protocol):
 
     def stack_of_node(self, fn: object) -> tuple[str, ...]: ...
     def stack_of_param(self, name: str) -> tuple[str, ...]: ...
-
-
-class SavedTensor(NamedTuple):
-    """A tensor an op saved for backward (described, not kept: drawing must not hold memory)."""
-
-    name: str  # the attribute: self, other, result, mat2 ... (saved[i] for a custom Function)
-    shape: tuple[int, ...]
-    dtype: str
-    nbytes: int  # numel * element_size
-    storage: tuple[int, int]  # (address, bytes) of the storage it lives in
 
 
 @dataclass(slots=True)
@@ -65,8 +56,7 @@ class GraphNode:
         return sum(s.nbytes for s in self.saved)
 
 
-@dataclass(frozen=True, slots=True)
-class GraphEdge:
+class GraphEdge(NamedTuple):
     """``src -> dst``: gradient flows from src into dst (kind "grad"), or src saved dst ("saved")."""
 
     src: str
@@ -201,14 +191,12 @@ class _Builder:
                     edges.append(GraphEdge(src, dst))
 
     def _describe(self, node_id: str, fn: object) -> GraphNode:
-        if describe.is_accumulator(fn):
+        if type(fn) is _ACCUMULATE_GRAD:
             return self._describe_leaf(node_id, fn, fn.variable)  # type: ignore[attr-defined]
         stack = self.modules.stack_of_node(fn) if self.modules else ()
         saved, problem = describe.saved_tensors(fn)
-        node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack, saved_problem=problem,
-                         saved=tuple(SavedTensor(name, tuple(t.shape), describe.dtype_name(t.dtype),
-                                                 describe.tensor_bytes(t), describe.storage_key(t))
-                                     for name, t in saved))
+        node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack, saved=saved,
+                         saved_problem=problem)
         if problem:
             node.lines.append(f"saved tensors {problem}")
         elif self.show_attrs:
@@ -224,6 +212,9 @@ class _Builder:
         stack = self.modules.stack_of_param(name) if (self.modules and name) else ()
         kind, title = (PARAM, name) if name else (LEAF, "leaf")
         return GraphNode(node_id, kind, title, lines, fn=fn, tensor=variable, module_stack=stack)
+
+
+_ACCUMULATE_GRAD = type(torch.zeros(1, requires_grad=True).view(1).grad_fn.next_functions[0][0])  # type: ignore[union-attr]
 
 
 def _accumulator(leaf: torch.Tensor) -> object:
