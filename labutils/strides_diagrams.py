@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import matplotlib as mpl
 from matplotlib.colors import to_hex, to_rgba
 
@@ -21,6 +23,8 @@ from labutils.strides_plan import (
 )
 
 STRIP_GAP = 2.6  # vertical room between the storage strip and the logical grid (mapping lines)
+STRIP_WRAP = 32  # storage cells per row of a strip
+ROW_PITCH = 1.6  # vertical distance between the rows of a wrapped strip
 MAX_LINES = 48  # draw mapping lines only when at most this many logical cells are drawn
 GRID_TITLE = 2.4  # room for the three title lines above each grid in ``compare``
 UNREAD = "#f4f4f4"
@@ -55,18 +59,28 @@ def _reads(lay: Layout, cell: int, drawn: set[int]) -> int:
     return (1 if cell in drawn else 0) if count is None else count
 
 
-def _strip(plan: Plan, slots: list[int | None], n_cells: int, x0: float, y: float,
-           faces: dict[int, list[str]]) -> dict[int, float]:
-    """Draw one storage strip; ``faces[cell]`` lists the colours of whoever reads it (stripes)."""
-    xs: dict[int, float] = {}
+def strip_size(n_slots: int) -> tuple[float, float]:
+    """Width and height (cell units) of a strip of ``n_slots`` slots, in rows of at most STRIP_WRAP."""
+    rows = max(1, math.ceil(n_slots / STRIP_WRAP))
+    return float(max(1, math.ceil(n_slots / rows))), (rows - 1) * ROW_PITCH + 1.0
+
+
+def _strip(plan: Plan, slots: list[int | None], n_cells: int, x0: float, y0: float,
+           faces: dict[int, list[str]]) -> dict[int, tuple[float, float]]:
+    """Draw one storage strip (wrapped into rows); ``faces[cell]`` lists the colours of its readers.
+
+    Returns the top-left corner of every drawn cell.
+    """
+    xs: dict[int, tuple[float, float]] = {}
+    per_row = int(strip_size(len(slots))[0])
     for pos, cell in enumerate(slots):
-        x = x0 + pos
+        x, y = x0 + pos % per_row, y0 + (pos // per_row) * ROW_PITCH
         if cell is None:
             plan.texts.append(Text(x + 0.5, y + 0.4, "⋯", size=12, color="#555555"))
             plan.texts.append(Text(x + 0.5, y + 0.85, f"+{skipped_before(slots, pos, n_cells)}", size=6,
                                    color="#555555"))
             continue
-        xs[cell] = x
+        xs[cell] = (x, y)
         colours = faces.get(cell, [UNREAD])
         width = 1.0 / len(colours)
         for k, colour in enumerate(colours):
@@ -104,8 +118,9 @@ def plan_show(lay: Layout, name: str = "t") -> Plan:
     drawn = {c.storage_index for c in grid.cells}
     counts = {cell: _reads(lay, cell, drawn) for cell in slots if cell is not None}
     faces = {cell: [face_of(cell)] for cell, count in counts.items() if count > 0}
-    width = max(len(slots), grid.width)
-    strip_x, strip_y = (width - len(slots)) / 2, 2.2
+    strip_w, strip_h = strip_size(len(slots))
+    width = max(strip_w, grid.width)
+    strip_x, strip_y = (width - strip_w) / 2, 2.2
     plan.texts.append(Text(0, 0.3, f"{name}:  {describe(lay)}", size=10, ha="left", bold=True))
     plan.texts.append(Text(0, 1.0, _flags(lay), size=8, ha="left", color="#444444"))
     plan.texts.append(Text(strip_x, strip_y - 0.35,
@@ -114,14 +129,15 @@ def plan_show(lay: Layout, name: str = "t") -> Plan:
     xs = _strip(plan, slots, lay.storage_numel, strip_x, strip_y, faces)
     for cell, count in counts.items():
         if count > 1:
-            plan.texts.append(Text(xs[cell] + 0.5, strip_y + 1.3, f"x{count}", size=7, color="#b03030"))
-    grid_x, grid_y = (width - grid.width) / 2, strip_y + 1 + STRIP_GAP
+            plan.texts.append(Text(xs[cell][0] + 0.5, xs[cell][1] + 1.25, f"x{count}", size=7, color="#b03030"))
+    grid_x, grid_y = (width - grid.width) / 2, strip_y + strip_h + STRIP_GAP
     _grid_boxes(plan, grid, name, grid_x, grid_y, face_of)
-    if len(grid.cells) <= MAX_LINES:
+    if len(grid.cells) <= MAX_LINES and strip_h == 1.0:  # lines only to a one-row strip
         for cell in grid.cells:
             if cell.storage_index in xs:
-                plan.lines.append(Line(grid_x + cell.x + 0.5, grid_y + cell.y, xs[cell.storage_index] + 0.5,
-                                       strip_y + 1.0, face_of(cell.storage_index)))
+                sx, sy = xs[cell.storage_index]
+                plan.lines.append(Line(grid_x + cell.x + 0.5, grid_y + cell.y, sx + 0.5, sy + 1.0,
+                                       face_of(cell.storage_index)))
     plan.width, plan.height = width, grid_y + grid.height
     return plan
 
@@ -159,7 +175,7 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
             f"{who} only" if members[0] == 0 else f"{who} only: its own memory, a copy (not {base}'s)")
         title = f"storage #{number} ({n_cells} x {str(layouts[members[0]].dtype).removeprefix('torch.')}): {kind}"
         strips.append((y, slots, n_cells, faces, title))
-        y += 2.4
+        y += 1.4 + strip_size(len(slots))[1]
     grid_y0 = y + 0.8
     x, row_top, row_h, width = 0.0, grid_y0, 0.0, 0.0
     placements = []
@@ -171,7 +187,7 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
         width = max(width, x + block_w)
         x += block_w + 1.5
         row_h = max(row_h, grid.height)
-    strip_w = max(len(s[1]) for s in strips)
+    strip_w = max(strip_size(len(s[1]))[0] for s in strips)
     width = max(width, strip_w)
     for y_strip, slots, n_cells, faces, title in strips:
         plan.texts.append(Text(0, y_strip + 0.2, title, size=8, ha="left", color="#333333"))

@@ -17,8 +17,8 @@ from labutils.strides_layout import Layout
 
 MAX_DIM = 12  # a dim up to this size is drawn whole; longer ones as 4 + marker + 3
 MAX_LEAD = 4  # leading (slice) dims up to this size drawn whole; longer as 2 + marker + 1
-MAX_STORAGE = 64  # a storage up to this many cells is drawn whole
-STORAGE_KEEP = 32  # otherwise at most this many read cells, the rest elided
+MAX_STORAGE = 128  # a storage up to this many cells is drawn whole
+STORAGE_KEEP = 64  # otherwise at most this many read cells, the rest elided
 
 
 @dataclass(frozen=True)
