@@ -72,6 +72,19 @@ def _resolve_device(device: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def _display_name(path: Path) -> str:
+    """A notebook's name in reports and timings: relative to the working folder when inside it."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _inside(folder: Path, name: str) -> Path:
+    return folder / name.lstrip("/")
+
+
 @app.command()
 def run(
     paths: PathsArg = None,
@@ -82,7 +95,9 @@ def run(
     timeout: Annotated[float, typer.Option(help="seconds per notebook before its kernel is killed")] = 600,
     report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = Path(
         "build/report"),
-    record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to ci/timings.json")] = False,
+    record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
+    timings_file: Annotated[Path, typer.Option("--timings", help="recorded durations (sharding, skip guard)")] = (
+        timings.TIMINGS_FILE),
 ) -> None:
     """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
     from ci.pool import run_all
@@ -103,13 +118,13 @@ def run(
         fail(f"no notebooks found under {', '.join(map(str, paths or DEFAULT_PATHS))}")
     resolved = _resolve_device(device)
     key = timings.mode_key(resolved, smoke)
-    recorded = timings.load()
-    names = [p.as_posix() for p in notebooks]
+    recorded = timings.load(timings_file)
+    names = [_display_name(p) for p in notebooks]
     if shard_spec:
         names = timings.shard(names, recorded.get(key, {}), *shard_spec)
     _venv_bin_on_path()
     report_dir = report_dir.resolve()
-    specs = [RunSpec(notebook=Path(n), output=report_dir / "notebooks" / n, workdir=report_dir / "work" / n,
+    specs = [RunSpec(notebook=Path(n), output=_inside(report_dir / "notebooks", n), workdir=_inside(report_dir / "work", n),
                      device=resolved, smoke=smoke, timeout=timeout,
                      expected_seconds=timings.expected(recorded, n, key)) for n in names]
     env = kernel_env(report_dir.parent / "cache")
@@ -130,12 +145,14 @@ def run(
     report.print_summary(results, console)
     console.print(f"report: {report_dir}/report.json, {report_dir}/junit.xml")
     if record_timings:
-        timings.record(recorded, key, {r.notebook: r.seconds for r in results if r.passed})
-        console.print(f"timings recorded in {timings.TIMINGS_FILE} under {key}")
+        timings.record(recorded, key, {r.notebook: r.seconds for r in results if r.passed}, timings_file)
+        console.print(f"timings recorded in {timings_file} under {key}")
     raise typer.Exit(0 if all(r.passed for r in results) else 1)
 
 
 app.command("check")(graders_cli.check)
+app.command("release")(graders_cli.release)
+app.command("lab")(graders_cli.lab)
 
 
 def main() -> None:

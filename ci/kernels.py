@@ -14,8 +14,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from jupyter_client import KernelManager
+from jupyter_client import AsyncKernelManager
 from jupyter_client.blocking import BlockingKernelClient
+from jupyter_core.utils import run_sync
 
 # Deprecations attributed to notebook code (__main__) or labutils fail the cell that raised them.
 PRELUDE = """
@@ -42,7 +43,7 @@ del _j, _r, _s, _t, _cuda
 class WarmKernel:
     """A started kernel whose prelude (warning filters, ``import torch``) has been sent."""
 
-    manager: KernelManager
+    manager: AsyncKernelManager
     client: BlockingKernelClient
     prelude_id: str
 
@@ -98,7 +99,7 @@ class WarmKernel:
         self.client.stop_channels()
         self.kill()
         try:
-            self.manager.cleanup_resources()
+            run_sync(self.manager.cleanup_resources)()
         except Exception:
             pass
 
@@ -120,10 +121,15 @@ def _ipc_path() -> str:
 
 
 def start_warm_kernel(env: dict[str, str], kernel_name: str = "python3") -> WarmKernel:
-    """Start a kernel in its own process group and send it the prelude without waiting."""
-    manager = KernelManager(kernel_name=kernel_name, transport="ipc", ip=_ipc_path())
-    manager.start_kernel(env=env)
-    client = manager.client()
-    client.start_channels()
+    """Start a kernel in its own process group and send it the prelude without waiting.
+
+    The manager is asynchronous because nbclient needs one to notice a dead kernel; our own
+    prelude/postlude traffic goes through a separate blocking client on the same connection.
+    """
+    manager = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=_ipc_path())
+    run_sync(manager.start_kernel)(env=env)
+    client = BlockingKernelClient()
+    client.load_connection_info(manager.get_connection_info())
+    client.start_channels(hb=False)  # a parentless client's heartbeat check would fail before the first beat
     client.wait_for_ready(timeout=120)
     return WarmKernel(manager, client, client.execute(PRELUDE, silent=True))

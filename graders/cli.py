@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import secrets
+import sys
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Annotated
@@ -11,9 +15,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from graders.release import build_release, sync_workspace
 from graders.selfcheck import ChapterCheck, check_chapter
 
-console = Console(highlight=False)
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False)
 
 ChaptersArg = Annotated[list[str] | None, typer.Argument(help="chapter names or folders (default: every chapter)")]
@@ -65,6 +70,9 @@ def check(
 
 
 def _check_one(args: tuple[Path, Path, Path]) -> ChapterCheck:
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping noise
     return check_chapter(*args)
 
 
@@ -80,3 +88,41 @@ def _print_chapter(result: ChapterCheck) -> None:
         verdict = "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.note}"
         table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell, verdict)
     console.print(table)
+
+
+WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's folder; existing files are kept")]
+
+
+def release(
+    chapters: ChaptersArg = None,
+    course_dir: CourseOpt = Path("course"),
+    build: Annotated[Path, typer.Option(help="nbgrader course folder for the release")] = Path("build/nbgrader"),
+    workspace: WorkspaceOpt = Path("student"),
+) -> None:
+    """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
+    folders = resolve_chapters(chapters, course_dir)
+    try:
+        released = build_release(folders, build.resolve())
+    except RuntimeError as err:
+        _fail(str(err))
+    sync = sync_workspace(released, workspace)
+    console.print(f"released {len(folders)} chapters into {released}")
+    console.print(f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them")
+
+
+def lab(
+    port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 8888,
+    token: Annotated[str | None, typer.Option(help="access token (default: random, printed)")] = None,
+    workspace: WorkspaceOpt = Path("student"),
+    course_dir: CourseOpt = Path("course"),
+    open_browser: Annotated[bool, typer.Option("--browser/--no-browser")] = True,
+) -> None:
+    """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
+    release(None, course_dir, Path("build/nbgrader"), workspace)
+    token = token or secrets.token_hex(16)
+    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={workspace.resolve()}",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}", f"--ServerApp.open_browser={open_browser}"]
+    console.print(f"JupyterLab: http://127.0.0.1:{port}/lab?token={token}")
+    sys.stdout.flush()
+    os.execv(sys.executable, args)

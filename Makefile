@@ -1,0 +1,65 @@
+# PyTorch Labs: `make lab` for students, `make test` for everyone and CI.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(CURDIR)/$(VENV)/bin
+# Extra pip arguments for torch, e.g. TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+TORCH_PIP_ARGS ?=
+JOBS ?= 2
+
+# nbgrader runs a bare `alembic`; caches stay inside build/, never in the shared system temp dir.
+export PATH := $(BIN):$(PATH)
+export TORCHINDUCTOR_CACHE_DIR := $(CURDIR)/build/cache/inductor
+export TRITON_CACHE_DIR := $(CURDIR)/build/cache/triton
+export MPLCONFIGDIR := $(CURDIR)/build/cache/matplotlib
+export IPYTHONDIR := $(CURDIR)/build/cache/ipython
+export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: lab test venv system-deps unit notebooks selfcheck lint constraints clean
+
+lab: venv
+	$(BIN)/labs lab
+
+test: venv system-deps lint unit notebooks selfcheck
+	@echo "make test: all passed"
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml requirements/constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0 $(TORCH_PIP_ARGS)
+	$(BIN)/python -m pip install -q -c requirements/constraints.txt -e '.[dev]'
+	touch $@
+
+# graphviz's `dot` renders autograd graphs (labutils has a fallback, but the course and its tests use both).
+system-deps:
+	@command -v dot >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; \
+	else \
+		echo "graphviz is missing: run  sudo apt-get install -y graphviz  (Debian/Ubuntu), then make test again"; \
+		exit 1; \
+	fi
+
+lint: venv
+	$(BIN)/ruff check labutils graders ci tests benchmarks
+	$(BIN)/labs lint course
+
+unit: venv
+	$(BIN)/python -m pytest -n $(JOBS) -q
+
+notebooks: venv
+	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report
+
+selfcheck: venv
+	$(BIN)/labs check --jobs $(JOBS)
+
+constraints: venv
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' \
+		| cat <(sed -n '1,3p' requirements/constraints.txt) - > requirements/constraints.new
+	mv requirements/constraints.new requirements/constraints.txt
+
+clean:
+	rm -rf build

@@ -1,0 +1,36 @@
+"""Shared test helpers: run the `labs` command as a user would, with caches inside build/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+BIN = Path(sys.executable).parent
+
+
+def labs_env() -> dict[str, str]:
+    """Environment for subprocesses: the venv first on PATH, caches in build/."""
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    cache = ROOT / "build" / "cache"
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
+    env.setdefault("MPLCONFIGDIR", str(cache / "matplotlib"))
+    env.setdefault("IPYTHONDIR", str(cache / "ipython"))
+    return env
+
+
+def labs(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run ``labs ARGS`` and capture its output (text)."""
+    return subprocess.run([str(BIN / "labs"), *args], cwd=cwd, env=labs_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def _matplotlib_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MPLCONFIGDIR", str(ROOT / "build" / "cache" / "matplotlib"))

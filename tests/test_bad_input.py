@@ -1,0 +1,34 @@
+"""Bad input to `labs run`: one line on stderr naming the problem, exit code 2, no traceback."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.conftest import FIXTURES, labs
+
+CASES = {
+    "invalid JSON": ([str(FIXTURES / "failing" / "invalid_json")], "not valid JSON (line"),
+    "missing path": (["no/such/dir"], "no/such/dir: no such file or directory"),
+    "unknown device": ([str(FIXTURES / "course"), "--device", "tpu"], "unknown --device 'tpu'"),
+    "shard out of range": ([str(FIXTURES / "course"), "--shard", "3/2"], "shard '3/2' is out of range"),
+    "shard syntax": ([str(FIXTURES / "course"), "--shard", "half"], "shard must look like i/n"),
+    "jobs": ([str(FIXTURES / "course"), "--jobs", "0"], "--jobs must be at least 1"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_is_one_line_exit_2(case: str):
+    args, message = CASES[case]
+    result = labs("run", *args)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")
+def test_cuda_without_cuda():
+    result = labs("run", str(FIXTURES / "course"), "--device", "cuda")
+    assert result.returncode == 2
+    assert "CUDA is not available" in result.stderr.strip()

@@ -1,0 +1,34 @@
+"""`labs check` through nbgrader: the fixture lab is sound; a test that passes on the blank release is caught."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, labs
+
+pytestmark = pytest.mark.slow
+
+
+def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
+    result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
+                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path))
+    out = result.stdout
+    assert result.returncode == 0, out + result.stderr
+    assert "1/1 chapters pass the self-check" in out
+    assert "5/5" in out and "0/5" in out
+    assert "scale__in_place.py" in out and "relu_grad__sign.py" in out
+    assert "FAIL" not in out
+
+
+def test_weak_test_that_passes_on_blank_release_fails_the_check(tmp_path: Path):
+    result = labs("check", "weak_lab", "--course", str(FIXTURES / "failing"), "--build", str(tmp_path))
+    assert result.returncode == 1
+    assert "passes on the blank release (a broken test): test_scale" in result.stdout
+
+
+def test_unknown_chapter_is_one_line_exit_2():
+    result = labs("check", "99_nope", "--course", str(FIXTURES / "course"))
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith("error: 99_nope: no such chapter")

@@ -1,0 +1,82 @@
+"""`labs lint`: the conventions, as file:cell: messages."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+
+from ci.lint import fix, lint
+from tests.conftest import FIXTURES, labs
+
+
+def test_fixture_course_is_clean():
+    result = labs("lint", str(FIXTURES / "course"))
+    assert result.returncode == 0, result.stdout
+    assert "0 problems" in result.stdout
+
+
+def test_duplicate_grade_id_is_reported_with_file_and_cell():
+    path = FIXTURES / "failing" / "dup_grade_id" / "lab_dup.ipynb"
+    problems = [str(p) for p in lint([path])]
+    assert any(p.startswith(f"{path}:6: duplicate grade_id 'test_scale'") for p in problems), problems
+
+
+def test_grade_ids_clash_across_notebooks_of_one_chapter(tmp_path: Path):
+    chapter = tmp_path / "ch"
+    chapter.mkdir()
+    lab = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
+    shutil.copy(lab, chapter / "lab_a.ipynb")
+    shutil.copy(lab, chapter / "lab_b.ipynb")
+    messages = [p.message for p in lint(sorted(chapter.glob("*.ipynb")))]
+    assert sum("duplicate grade_id" in m for m in messages) == 4
+
+
+def test_invalid_json_is_one_problem_not_a_crash():
+    path = FIXTURES / "failing" / "invalid_json" / "1_broken.ipynb"
+    result = labs("lint", str(path))
+    assert result.returncode == 1
+    assert f"{path}: not valid JSON (line" in result.stdout
+
+
+def _mutated(tmp_path: Path, change) -> Path:
+    nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb", as_version=4)
+    change(nb)
+    path = tmp_path / "lab_x.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_each_convention_is_enforced(tmp_path: Path):
+    cases = {
+        "tagged 'parameters'": lambda nb: nb.cells[0].metadata.update(tags=[]),
+        "must define SMOKE": lambda nb: setattr(nb.cells[0], "source", 'DEVICE = "auto"'),
+        "must have points > 0": lambda nb: nb.cells[5].metadata.nbgrader.update(points=0),
+        "lacks '### BEGIN SOLUTION'": lambda nb: setattr(nb.cells[4], "source", "def scale(t, f):\n    return t"),
+        "BEGIN HIDDEN TESTS": lambda nb: [setattr(c, "source", "assert True") for c in nb.cells
+                                          if c.metadata.get("nbgrader", {}).get("grade")],
+        "not stripped": lambda nb: setattr(nb.cells[3], "execution_count", 3),
+    }
+    for expected, change in cases.items():
+        problems = [str(p) for p in lint([_mutated(tmp_path, change)])]
+        assert any(expected in p for p in problems), (expected, problems)
+
+
+def test_fix_strips_outputs_and_is_idempotent(tmp_path: Path):
+    def add_output(nb):
+        nb.cells[3].outputs = [nbformat.v4.new_output("stream", text="hi")]
+        nb.cells[3].execution_count = 1
+        nb.metadata["widgets"] = {}
+
+    path = _mutated(tmp_path, add_output)
+    assert lint([path])
+    assert fix(path) is True
+    assert lint([path]) == []
+    assert fix(path) is False
+
+
+def test_missing_path_exits_2_with_one_line():
+    result = labs("lint", "no/such/folder")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: no/such/folder: no such file or directory"

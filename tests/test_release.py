@@ -1,0 +1,73 @@
+"""Student notebooks: solutions removed, and rebuilding the release keeps a student's edits."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import BIN, FIXTURES, ROOT, labs, labs_env
+
+pytestmark = pytest.mark.slow
+
+
+def _release(tmp_path: Path) -> subprocess.CompletedProcess:
+    return labs("release", "--course", str(FIXTURES / "course"), "--build", str(tmp_path / "nb"),
+                "--workspace", str(tmp_path / "student"))
+
+
+def test_release_strips_solutions_and_keeps_student_edits(tmp_path: Path):
+    assert _release(tmp_path).returncode == 0
+    lab = tmp_path / "student" / "fx_basic" / "lab_basic.ipynb"
+    source = lab.read_text()
+    assert "raise NotImplementedError()" in source and "return t * factor" not in source
+    assert "BEGIN HIDDEN TESTS" not in source and "manual_seed(2)" not in source
+    nb = nbformat.read(lab, as_version=4)
+    nb.cells[4].source = "def scale(t, factor):\n    return t * factor  # my answer\n"
+    nbformat.write(nb, lab)
+    second = _release(tmp_path)
+    assert second.returncode == 0 and "2 kept" in second.stdout
+    assert "# my answer" in lab.read_text()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as err:
+        return err.code
+
+
+def test_make_lab_serves_jupyterlab_with_token(tmp_path: Path):
+    port, token = _free_port(), "t0ken-for-test"
+    server = subprocess.Popen(
+        [str(BIN / "labs"), "lab", "--port", str(port), "--token", token, "--no-browser",
+         "--workspace", str(tmp_path / "student"), "--course", str(FIXTURES / "course")],
+        cwd=ROOT, env=labs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        status = None
+        while time.monotonic() < deadline and status != 200:
+            time.sleep(1)
+            assert server.poll() is None, server.stdout.read()
+            status = _get(f"http://127.0.0.1:{port}/api/status?token={token}")
+        assert status == 200
+        assert _get(f"http://127.0.0.1:{port}/lab?token={token}") == 200
+        assert _get(f"http://127.0.0.1:{port}/api/contents/fx_basic?token={token}") == 200
+        assert _get(f"http://127.0.0.1:{port}/api/contents/fx_basic") == 403  # token auth is on
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert (tmp_path / "student" / "fx_basic" / "lab_basic.ipynb").exists()

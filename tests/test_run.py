@@ -1,0 +1,83 @@
+"""`labs run` on the fixture course: passing notebooks pass, each failing fixture fails for its reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, labs
+
+pytestmark = pytest.mark.slow
+FAILING = FIXTURES / "failing"
+
+
+def _report(report_dir: Path) -> dict[str, dict]:
+    data = json.loads((report_dir / "report.json").read_text())
+    return {Path(r["notebook"]).parent.name: r for r in data["notebooks"]}
+
+
+def test_passing_course(tmp_path: Path):
+    result = labs("run", str(FIXTURES / "course"), "--smoke", "--report", str(tmp_path), "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["totals"] == {"notebooks": 2, "passed": 2, "failed": 0, "seconds": data["totals"]["seconds"]}
+    for record in data["notebooks"]:
+        assert record["executed_cells"] == record["code_cells"] > 0
+        assert record["peak_rss_mb"] > 50  # the kernel imported torch
+        assert Path(record["output"]).exists()
+    junit = (tmp_path / "junit.xml").read_text()
+    assert 'tests="2"' in junit and 'failures="0"' in junit
+    executed = Path(data["notebooks"][0]["output"]).read_text()
+    assert '"SMOKE = True' in executed or "SMOKE = True" in executed
+
+
+def test_failing_fixtures_fail_for_the_right_reason(tmp_path: Path):
+    folders = ["raises", "timeout", "killed", "deprecated", "deprecated_torch", "empty"]
+    result = labs("run", *(str(FAILING / f) for f in folders), "--timeout", "15", "--report", str(tmp_path),
+                  "--device", "cpu", "--jobs", "2")
+    assert result.returncode == 1, result.stdout
+    report = _report(tmp_path)
+    assert set(report) == set(folders)
+    expected = {
+        "raises": ("failed", 2, "ValueError: this notebook fails on purpose"),
+        "timeout": ("timeout", 2, "timed out after 15 s"),
+        "killed": ("killed", 2, "kernel died"),
+        "deprecated": ("failed", 2, "DeprecationWarning: old_api is deprecated"),
+        "deprecated_torch": ("failed", 2, "FutureWarning: `torch.cuda.amp.autocast(args...)` is deprecated"),
+        "empty": ("failed", None, "silent skip: no code cell was executed"),
+    }
+    for name, (status, cell, message) in expected.items():
+        record = report[name]
+        assert record["status"] == status, (name, record)
+        assert record["cell"] == cell, (name, record)
+        assert message in record["error"], (name, record["error"])
+    junit = (tmp_path / "junit.xml").read_text()
+    assert 'failures="6"' in junit
+
+
+def test_implausibly_fast_against_recorded_time(tmp_path: Path):
+    notebook = (FIXTURES / "course" / "fx_basic" / "1_passes.ipynb").relative_to(FIXTURES.parent.parent)
+    timings = tmp_path / "timings.json"
+    timings.write_text(json.dumps({"cpu-smoke": {notebook.as_posix(): 120.0}}))
+    result = labs("run", notebook.as_posix(), "--smoke", "--device", "cpu", "--timings", str(timings),
+                  "--report", str(tmp_path / "r"))
+    assert result.returncode == 1
+    assert "silent skip: finished in" in _report(tmp_path / "r")["fx_basic"]["error"]
+
+
+def test_record_timings_then_shard(tmp_path: Path):
+    timings = tmp_path / "timings.json"
+    result = labs("run", str(FIXTURES / "course"), "--smoke", "--device", "cpu", "--record-timings",
+                  "--timings", str(timings), "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout
+    recorded = json.loads(timings.read_text())["cpu-smoke"]
+    assert len(recorded) == 2 and all(v > 0 for v in recorded.values())
+    shards = [labs("run", str(FIXTURES / "course"), "--smoke", "--device", "cpu", "--shard", f"{i}/2",
+                   "--timings", str(timings), "--report", str(tmp_path / f"s{i}")) for i in (1, 2)]
+    assert all(s.returncode == 0 for s in shards)
+    ran = [[r["notebook"] for r in json.loads((tmp_path / f"s{i}" / "report.json").read_text())["notebooks"]]
+           for i in (1, 2)]
+    assert [len(r) for r in ran] == [1, 1] and sorted(ran[0] + ran[1]) == sorted(recorded)
+    assert ran[0] == [max(recorded, key=recorded.get)]  # longest first
