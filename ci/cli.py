@@ -98,6 +98,7 @@ def run(
     record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
     timings_file: Annotated[Path, typer.Option("--timings", help="recorded durations (sharding, skip guard)")] = (
         timings.TIMINGS_FILE),
+    html: Annotated[bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")] = False,
 ) -> None:
     """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
     from ci.pool import run_all
@@ -144,6 +145,10 @@ def run(
     report.write_junit(results, report_dir / "junit.xml")
     report.print_summary(results, console)
     console.print(f"report: {report_dir}/report.json, {report_dir}/junit.xml")
+    if html:
+        from ci.html import render_site
+
+        console.print(f"static course: {render_site(results, report_dir)}")
     if record_timings:
         timings.record(recorded, key, {r.notebook: r.seconds for r in results if r.passed}, timings_file)
         console.print(f"timings recorded in {timings_file} under {key}")
