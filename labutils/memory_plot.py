@@ -52,8 +52,12 @@ def _unit(peak_bytes: int) -> tuple[str, float]:
     return "B", 1.0
 
 
-def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], title: str = "") -> None:
-    """Draw one timeline on ``ax``: stacked categories, phase bands, the peak, CUDA allocated."""
+def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], title: str = "",
+                  ymax: int | None = None) -> None:
+    """Draw one timeline on ``ax``: stacked categories, phase bands, the peak, CUDA allocated.
+
+    ``ymax`` (bytes) fixes the top of the y axis, so that several timelines share one scale.
+    """
     name, size = unit
     x = [s.index for s in timeline.samples]
     x.append(x[-1] + 1)  # step plots need the right edge of the last sample
@@ -74,7 +78,7 @@ def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], t
                 ha="right" if where > 0.75 else "left" if where < 0.25 else "center", va="bottom",
                 fontsize=8, zorder=4)
     ax.set_xlim(0, x[-1])
-    ax.set_ylim(0, _ymax(timeline) / size * 1.22)
+    ax.set_ylim(0, (ymax or _ymax(timeline)) / size * 1.22)
     ax.set_xlabel("op (sample index)")
     ax.set_ylabel(f"live tensor memory ({name})")
     ax.set_title(title or timeline.label or f"one training step on {timeline.device}", pad=14)
@@ -113,13 +117,14 @@ def _ymax(timeline: MemoryTimeline) -> int:
 def plot_comparison(timelines: Mapping[str, MemoryTimeline]) -> MemoryPlot:
     """Several steps side by side on one scale, and a bar per step: what the peak is made of."""
     labels = list(timelines)
-    unit = _unit(max(_ymax(t) for t in timelines.values()))
+    ymax = max(_ymax(t) for t in timelines.values())
+    unit = _unit(ymax)
     name, size = unit
     figure = Figure(figsize=(4.2 * len(labels) + 3.5, 4.2), layout="constrained")
     axes = figure.subplots(1, len(labels) + 1, sharey=True,
                            gridspec_kw={"width_ratios": [3] * len(labels) + [1.4]})
     for ax, label in zip(axes, labels, strict=False):
-        draw_timeline(ax, timelines[label], unit, title=label)
+        draw_timeline(ax, timelines[label], unit, title=label, ymax=ymax)
     bars = axes[-1]
     bottoms = [0.0] * len(labels)
     for category in CATEGORIES:

@@ -181,6 +181,19 @@ def test_timeline_data_table_and_plots(tmp_path: Path, adam_step) -> None:
         memory.compare({})
 
 
+def test_comparison_shares_one_scale_that_fits_the_largest_step() -> None:
+    x, y = make_batch()
+    small, large = make_mlp(), make_mlp(layers=6)
+    t_small = memory.track_step(small, torch.optim.SGD(small.parameters(), lr=0.1), x, y)
+    t_large = memory.track_step(large, torch.optim.Adam(large.parameters()), x, y)
+    plot = memory.compare({"large": t_large, "small": t_small})  # the smaller one drawn last
+    top = plot.figure.axes[0].get_ylim()[1]
+    assert plot.figure.axes[1].get_ylim()[1] == top
+    unit = plot.figure.axes[0].get_ylabel().split("(")[1].rstrip(")")
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]
+    assert top * scale >= t_large.peak(), "the largest step must fit on the shared scale"
+
+
 def test_no_profiler_memory_timeline_and_no_javascript() -> None:
     root = Path(memory.__file__).parent
     source = "".join(p.read_text() for p in root.glob("memory*.py"))
