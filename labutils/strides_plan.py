@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from labutils.strides_layout import Layout
 
 MAX_DIM = 12  # a dim up to this size is drawn whole; longer ones as 4 + marker + 3
+MAX_DIM_IN_SLICES = 8  # in a grid of 2-d slices (3-d and up): longer dims as 3 + marker + 2
 MAX_LEAD = 4  # leading (slice) dims up to this size drawn whole; longer as 2 + marker + 1
 MAX_STORAGE = 128  # a storage up to this many cells is drawn whole
 STORAGE_KEEP = 64  # otherwise at most this many read cells, the rest elided
@@ -117,8 +118,9 @@ def layout_grid(lay: Layout, name: str) -> Grid:
     rows, cols = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[0] if shape else 1)
     lead = shape[:-2]
     row_lead, col_lead = (lead[:-1], lead[-1]) if lead else ((), 1)
-    row_slots = elide(rows, MAX_DIM, 4, 3)
-    col_slots = elide(cols, MAX_DIM, 4, 3)
+    limit, head, tail = (MAX_DIM, 4, 3) if not lead else (MAX_DIM_IN_SLICES, 3, 2)
+    row_slots = elide(rows, limit, head, tail)
+    col_slots = elide(cols, limit, head, tail)
     slice_rows = elide(math.prod(row_lead), MAX_LEAD, 2, 1)
     slice_cols = elide(col_lead, MAX_LEAD, 2, 1)
     label_h = 0.9 if lead else 0.0
