@@ -50,6 +50,7 @@ from labutils.launch_procs import (
     supervise,
 )
 from labutils.launch_ship import ShipError, ship
+from labutils.launch_zygote import fork_rank
 from labutils.notebook import resolve_device
 
 __all__ = ["LaunchError", "LaunchTimeoutError", "RankFailedError", "ShipError", "choose_backend", "launch",
@@ -109,16 +110,37 @@ def _raise_rank_failure(tmp: Path, outcome: str, timeout: float, tails: Mapping[
                           f"{output}{extra}", exit_codes.get(rank) if rank is not None else None)
 
 
+def _start_ranks(world_size: int, spec: Path, env: dict[str, str], warm: bool, procs: list,
+                 readers: list[PipeReader | FileTail], tails: dict[int, PrefixedLines]) -> None:
+    """Start the ranks (forked by the zygote when ``warm``, else fresh interpreters), filling the lists."""
+    for rank in range(world_size):
+        argv = ["function", str(spec), str(rank)]
+        out, tails[rank] = PrefixedLines(f"[rank {rank}] ", stdout_sink), PrefixedLines(f"[rank {rank}] ", stderr_sink)
+        if warm:
+            procs.append(fork_rank(argv, env, spec.parent, rank))
+            readers += [FileTail(lambda path=spec.parent / f"rank{rank}.out": path, out),
+                        FileTail(lambda path=spec.parent / f"rank{rank}.err": path, tails[rank])]
+        else:
+            proc = subprocess.Popen([sys.executable, "-m", "labutils.launch_worker", *argv], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
+            procs.append(proc)
+            readers += [PipeReader(proc.stdout, out), PipeReader(proc.stderr, tails[rank])]
+
+
 def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: float = 120.0,
-           backend: str = "auto", pg_timeout: float = 60.0) -> list[Any]:
+           backend: str = "auto", pg_timeout: float = 60.0, warm: bool = True) -> list[Any]:
     """Call ``fn(*args)`` on ``world_size`` local ranks and return their results, rank 0 first.
 
-    Each rank is a fresh Python process whose default process group is already initialised
+    Each rank is a separate process whose default process group is already initialised
     (``dist.get_rank()`` works; gloo on CPU, NCCL with one GPU per rank under ``auto``); after
     ``fn`` returns, the ranks meet at a barrier and destroy the group. Arguments and results go
     through ``torch.save`` / ``torch.load(weights_only=True)`` files: use tensors, numbers,
     strings, lists, tuples and dicts. Raises :class:`RankFailedError` with the failing rank's
     traceback, :class:`LaunchTimeoutError` after ``timeout`` seconds (every rank killed).
+
+    ``warm=True`` forks the ranks from a process that has already imported torch
+    (:mod:`labutils.launch_zygote`, started on first use): about a second per launch instead of
+    an ``import torch`` per rank. ``warm=False`` starts fresh interpreters.
     """
     __tracebackhide__ = True
     if world_size < 1:
@@ -136,19 +158,11 @@ def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: flo
                 "errors": str(tmp / "errors"), "host": "127.0.0.1", "port": store.port, "backend": backend,
                 "world_size": world_size, "pg_timeout": pg_timeout, "sys_path": _sys_path()}
         (tmp / "spec.json").write_text(json.dumps(spec))
-        env = rank_env(run_id, tmp)
-        procs: list[subprocess.Popen] = []
         tails: dict[int, PrefixedLines] = {}
+        procs: list = []
+        readers: list[PipeReader | FileTail] = []
         try:
-            readers = []
-            for rank in range(world_size):
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "labutils.launch_worker", "function", str(tmp / "spec.json"), str(rank)],
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
-                procs.append(proc)
-                tails[rank] = PrefixedLines(f"[rank {rank}] ", stderr_sink)
-                readers += [PipeReader(proc.stdout, PrefixedLines(f"[rank {rank}] ", stdout_sink)),
-                            PipeReader(proc.stderr, tails[rank])]
+            _start_ranks(world_size, tmp / "spec.json", rank_env(run_id, tmp), warm, procs, readers, tails)
             outcome = supervise(procs, readers, timeout)
         finally:
             stop_run(procs, run_id)

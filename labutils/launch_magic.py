@@ -53,9 +53,10 @@ class TorchrunMagics(Magics):
         args = parse_argstring(self.torchrun, line)
         if args.nproc < 1:
             raise UsageError(f"-n must be >= 1, got {args.nproc}")
-        if args.cuda_only is not None and not cuda_ranks_available(args.device, args.nproc):
+        what = args.cuda_only.strip("'\"") if args.cuda_only is not None else None
+        if what is not None and not cuda_ranks_available(args.device, args.nproc):
             gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-            print(f"SKIPPED on {resolve_device(args.device)}: {args.cuda_only} needs {args.nproc} CUDA "
+            print(f"SKIPPED on {resolve_device(args.device)}: {what} needs {args.nproc} CUDA "
                   f"devices, one per rank ({gpus} here); run with DEVICE='cuda' on a multi-GPU machine.")
             return
         missing = [name for name in args.vars if name not in self.shell.user_ns]

@@ -21,6 +21,7 @@ from torch.distributed.fsdp import fully_shard
 from labutils.launch import LaunchTimeoutError, RankFailedError, choose_backend, launch, run_cell
 from labutils.launch_procs import KERNEL_PID_ENV, PrefixedLines
 from labutils.launch_ship import ShipError, module_source, ship
+from labutils.launch_zygote import zygote_pid
 
 # --- functions the ranks import by name (this module is importable from the ranks) -------------
 
@@ -32,7 +33,7 @@ def rank_report(x: torch.Tensor) -> dict:
     print(f"hello from {dist.get_rank()}")
     return {"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": y,
             "omp": os.environ.get("OMP_NUM_THREADS"), "tmp": os.environ.get("TMPDIR"),
-            "backend": dist.get_backend()}
+            "backend": dist.get_backend(), "pid": os.getpid()}
 
 
 def fail_on_rank_one() -> int:
@@ -51,10 +52,12 @@ def hang_with_grandchild(marker: str) -> None:
 
 
 def leftovers(owner_pid: int) -> list[psutil.Process]:
-    """Live processes started by a run whose parent (kernel) pid was ``owner_pid``."""
+    """Live processes started by runs of process ``owner_pid`` (its long-lived zygote excepted)."""
     found = []
     for proc in psutil.process_iter():
         try:
+            if proc.pid == zygote_pid():
+                continue
             if proc.environ().get(KERNEL_PID_ENV) == str(owner_pid) and proc.status() != psutil.STATUS_ZOMBIE:
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
@@ -131,14 +134,16 @@ def test_ship_refuses_unshippable_globals(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_launch_returns_each_ranks_result_and_cleans_up(capfd: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("warm", [True, False], ids=["forked-by-zygote", "fresh-interpreters"])
+def test_launch_returns_each_ranks_result_and_cleans_up(capfd: pytest.CaptureFixture[str], warm: bool) -> None:
     x = torch.arange(3.0)
-    results = launch(rank_report, 2, x, timeout=120)
+    results = launch(rank_report, 2, x, timeout=120, warm=warm)
     assert [r["rank"] for r in results] == [0, 1]
     for r in results:
         torch.testing.assert_close(r["sum"], x * 3, msg="all_reduce of x*1 and x*2 should be 3x on every rank")
         assert r["world"] == 2 and r["omp"] == "1" and r["backend"] == choose_backend("auto", "auto", 2)
         assert not Path(r["tmp"]).exists(), "the run's temporary folder should be deleted"
+    assert results[0]["pid"] != results[1]["pid"] != os.getpid(), "each rank is its own process"
     out = capfd.readouterr().out
     assert "[rank 0] hello from 0" in out and "[rank 1] hello from 1" in out
     assert leftovers(os.getpid()) == []
@@ -178,8 +183,10 @@ def test_failing_rank_becomes_an_error_with_its_traceback() -> None:
 @pytest.mark.slow
 def test_timeout_kills_every_rank_and_their_children(tmp_path: Path) -> None:
     marker = str(tmp_path / "grandchild")
+    launch(rank_report, 2, torch.ones(1), timeout=120)  # the zygote is warm: the ranks start at once
     with pytest.raises(LaunchTimeoutError):
-        launch(hang_with_grandchild, 2, marker, timeout=20)
+        launch(hang_with_grandchild, 2, marker, timeout=8)
+    assert len(list(tmp_path.glob("grandchild.*"))) == 2, "both ranks should have started their grandchild"
     assert leftovers(os.getpid()) == []
     for path in tmp_path.glob("grandchild.*"):
         pid = int(path.read_text())
@@ -275,3 +282,23 @@ def test_keyboard_interrupt_kills_every_rank(tmp_path: Path) -> None:
     out, _ = driver.communicate(timeout=60)
     assert driver.returncode == 42 and "interrupted" in out
     assert leftovers(driver.pid) == []
+
+
+@pytest.mark.slow
+def test_zygote_exits_with_its_client_and_takes_no_rank_along(tmp_path: Path) -> None:
+    script = (
+        "import sys, torch\n"
+        "from labutils.launch import launch\n"
+        "from labutils.launch_zygote import zygote_pid\n"
+        "from test_launch import rank_report\n"
+        "launch(rank_report, 2, torch.ones(1), timeout=120)\n"
+        "print(zygote_pid(), flush=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    zygote = int(done.stdout.strip().splitlines()[-1])
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(zygote) and psutil.Process(zygote).status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() < deadline, "the zygote should exit when its client does"
+        time.sleep(0.1)
