@@ -1,7 +1,7 @@
 def overlaps(a, b):
     """Wrong: compares the byte ranges [first, last] each tensor spans, so interleaved views 'overlap'."""
     def span(t):
-        last = sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+        last = sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
         start = t.data_ptr()
         return start, start + (last + 1) * t.element_size()
 

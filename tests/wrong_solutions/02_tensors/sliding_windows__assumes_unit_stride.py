@@ -1,3 +1,6 @@
+import torch
+
+
 def sliding_windows(x, size, step):
     """Wrong: uses strides (step, 1), right only when x itself is contiguous."""
     count = (x.shape[0] - size) // step + 1

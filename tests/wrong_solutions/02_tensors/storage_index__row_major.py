@@ -1,3 +1,6 @@
+import torch
+
+
 def storage_index(shape, stride, offset=0):
     """Wrong: assumes row-major layout (ignores the given strides)."""
     numel = 1

@@ -1,3 +1,6 @@
+import torch
+
+
 def transpose_view(t, dim0, dim1):
     """Wrong: passes storage_offset=0, so a view that starts inside the storage reads the wrong cells."""
     dim0, dim1 = dim0 % t.dim(), dim1 % t.dim()

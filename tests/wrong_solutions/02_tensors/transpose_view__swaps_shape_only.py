@@ -1,3 +1,6 @@
+import torch
+
+
 def transpose_view(t, dim0, dim1):
     """Wrong: swaps the sizes but keeps the strides (that is a reshape, not a transpose)."""
     dim0, dim1 = dim0 % t.dim(), dim1 % t.dim()

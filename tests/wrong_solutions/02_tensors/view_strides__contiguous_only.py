@@ -4,7 +4,7 @@ def view_strides(shape, stride, new_shape):
     for size in reversed(shape):
         expected.append(step)
         step *= size
-    contiguous = all(s == e for s, e, n in zip(stride, reversed(expected), shape) if n != 1)
+    contiguous = all(s == e for s, e, n in zip(stride, reversed(expected), shape, strict=True) if n != 1)
     if not contiguous:
         return None
     new_stride, step = [], 1
