@@ -20,76 +20,13 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_iter
 
-from labutils.memory_timeline import CATEGORIES, MemoryTimeline, build_timeline
-
-# Roles in order of strength: the strongest role a storage ever had is its category.
-_RANK = {name: rank for rank, name in enumerate(reversed(CATEGORIES))}
-
-
-@dataclass(slots=True)
-class StorageRecord:
-    """One storage seen by the tracker: its size, when it was born and freed (sample indices)."""
-
-    nbytes: int
-    born: int
-    freed: int | None = None
-    category: str = "other"
-    pinned: bool = False
-
-    def mark(self, category: str) -> None:
-        """Give this storage a role; the strongest role wins (a pinned input stays "other")."""
-        if not self.pinned and _RANK[category] > _RANK[self.category]:
-            self.category = category
-
-
-class _OpRecorder(TorchDispatchMode):
-    """The dispatch mode: run each op, register new output storages, take one sample."""
-
-    def __init__(self, tracker: MemoryTracker) -> None:
-        super().__init__()
-        self.tracker = tracker
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # Eager-only mode: skip the per-op torch._disable_dynamo wrapper (about a third of our cost).
-        return False
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
-        out = func(*args, **(kwargs or {}))
-        name = _ALLOCATING.get(func)
-        if name is None:
-            name = _ALLOCATING[func] = _allocating_name(func)
-        if name:
-            self.tracker._after_op(name, out)
-        return out
-
-
-_ALLOCATING: dict[object, str] = {}
-
-
-def _allocating_name(func: torch._ops.OpOverload) -> str:
-    """The op's name if it can return new memory; "" for views, in-place ops and profiler markers."""
-    returns_alias = any(r.alias_info is not None for r in func._schema.returns)
-    if func.is_view or returns_alias or func.namespace == "profiler":
-        return ""
-    return func.__name__
-
-
-def _in_backward() -> bool:
-    """True while the autograd engine runs a backward pass."""
-    return torch._C._current_graph_task_id() != -1
-
-
-def _is_recomputing() -> bool:
-    """True while autograd runs backward and grad mode is on: checkpoint recomputes a forward."""
-    return torch.is_grad_enabled() and _in_backward()
+from labutils.memory_dispatch import OpRecorder, StorageRecord, in_backward, is_recomputing
+from labutils.memory_timeline import MemoryTimeline, build_timeline
 
 
 class MemoryTracker:
@@ -114,6 +51,10 @@ class MemoryTracker:
         inputs: tensors that exist before the step (the batch); counted from the start.
         cuda_snapshot: on CUDA, a path where ``torch.cuda.memory._dump_snapshot`` writes an
             allocator history for https://pytorch.org/memory_viz (ignored on CPU).
+
+    On CUDA, entering resets the allocator's peak statistics, so the timeline's
+    ``cuda_stats["max_memory_allocated"]`` is the peak of the tracked block. Eager mode only
+    (the dispatch mode does not trace into ``torch.compile``d code).
 
     Limits: ``backward(create_graph=True)`` makes backward temporaries look like recomputed
     activations; storages resized in place (``resize_``) keep their first size.
@@ -153,7 +94,7 @@ class MemoryTracker:
         self._sample("start", "")
         self._install_hooks()
         self._stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack))
-        self._stack.enter_context(_OpRecorder(self))
+        self._stack.enter_context(OpRecorder(self))
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -279,7 +220,7 @@ class MemoryTracker:
         return tensor.detach() if tensor.requires_grad else tensor
 
     def _after_op(self, name: str, out: object) -> None:
-        recomputing = _is_recomputing()
+        recomputing = is_recomputing()
         category = "activations" if recomputing else "other"
         if isinstance(out, torch.Tensor):
             self._record(out, category)
@@ -290,7 +231,7 @@ class MemoryTracker:
         module = self._modules[-1] if self._modules else ""
         if recomputing:
             module = f"{module} (recompute)".lstrip()
-        elif module and _in_backward():
+        elif module and in_backward():
             module = ""
         self._steps.append((self._phase, name, module))
         if self._on_cuda:
