@@ -1,0 +1,11 @@
+def train_one_epoch(model, loader, loss_fn, optimizer):
+    """Wrong: averages batch losses, so a smaller last batch counts as much as a full one."""
+    model.train()
+    losses = []
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return sum(losses) / len(losses)

@@ -1,0 +1,11 @@
+def warmup_cosine(optimizer, warmup_steps, total_steps, min_ratio=0.0):
+    """Wrong: warmup factor t / warmup_steps: the first step runs at lr 0."""
+    def factor(t):
+        if t < warmup_steps:
+            return t / warmup_steps
+        if t >= total_steps:
+            return min_ratio
+        progress = (t - warmup_steps) / (total_steps - warmup_steps)
+        return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
