@@ -1,0 +1,16 @@
+# Wrong: counts elements, not bytes.
+def saved_bytes(fn, *args):
+    """Bytes autograd saved for backward while running fn(*args) (each packed tensor: numel * element_size).
+
+    Returns an int.
+    """
+    total = 0
+
+    def pack(t):
+        nonlocal total
+        total += t.numel()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(*args)
+    return total

@@ -1,0 +1,16 @@
+# Wrong: forgets to multiply by grad_output.
+class StableSoftplus(Function):
+    """softplus(x) = log(1 + exp(x)) as an autograd Function; finite for every finite x.
+
+    StableSoftplus.apply(x) -> tensor like x. Backward: grad_output * sigmoid(x).
+    """
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs()))
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return torch.sigmoid(x)
