@@ -96,7 +96,9 @@ class CompileCounter:
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         self.compiles += 1
-        self.input_shapes.append([_shape_of(x) for x in example_inputs if isinstance(x, torch.Tensor)])
+        # The graph's placeholders carry fake tensors with symbolic sizes (the example inputs are real).
+        values = [node.meta.get("example_value") for node in gm.graph.nodes if node.op == "placeholder"]
+        self.input_shapes.append([_shape_of(v) for v in values if isinstance(v, torch.Tensor)])
         return gm.forward
 
     def __repr__(self) -> str:
@@ -134,7 +136,7 @@ class AotGraphCounter:
 
 def _shape_of(t: torch.Tensor) -> tuple[Any, ...]:
     """A shape with symbolic sizes shown by name (``s77``) and static sizes as ints."""
-    return tuple(int(s) if isinstance(s, int) else str(s) for s in t.shape)
+    return tuple(s if isinstance(s, int) else str(s) for s in t.shape)
 
 
 _UPSTREAM_NOISE = r".*isinstance\(treespec, LeafSpec\).*"
@@ -195,7 +197,7 @@ def top_ops(prof: Any, n: int = 8, device: str = "cpu") -> list[tuple[str, float
     return head
 
 
-@dataclass
+@dataclass(repr=False)
 class LatencyTable:
     """Latency rows measured by a notebook, shown as a markdown table with speedups vs a baseline.
 
@@ -231,5 +233,5 @@ class LatencyTable:
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
 
-    def __str__(self) -> str:
+    def __repr__(self) -> str:
         return self.to_markdown()
