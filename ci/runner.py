@@ -137,12 +137,13 @@ def _count_cells(output: Path) -> tuple[int, int]:
 
 
 def _last_started_cell(output: Path) -> int | None:
+    """The source index of the last cell papermill started: the one running when the kernel died."""
     try:
         nb = nbformat.read(output, as_version=4)
     except (OSError, ValueError):
         return None
-    started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("status") == "running"]
-    return started[-1] if started else None
+    started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("start_time")]
+    return _source_index(started[-1]) if started else None
 
 
 def kernel_env(cache_root: Path) -> dict[str, str]:

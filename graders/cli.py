@@ -116,13 +116,18 @@ def lab(
     workspace: WorkspaceOpt = Path("student"),
     course_dir: CourseOpt = Path("course"),
     open_browser: Annotated[bool, typer.Option("--browser/--no-browser")] = True,
+    build: Annotated[Path, typer.Option(help="nbgrader course folder for the release")] = Path("build/nbgrader"),
 ) -> None:
     """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
-    release(None, course_dir, Path("build/nbgrader"), workspace)
+    release(None, course_dir, build, workspace)
     token = token or secrets.token_hex(16)
     args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={workspace.resolve()}",
             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}", f"--ServerApp.open_browser={open_browser}"]
+            f"--IdentityProvider.token={token}", f"--ServerApp.open_browser={open_browser}",
+            # students get the assignment tools, not the instructor's formgrader
+            '--ServerApp.jpserver_extensions={"nbgrader.server_extensions.formgrader": False}']
+    if os.getuid() == 0:  # containers and CI runners often run as root
+        args.append("--ServerApp.allow_root=True")
     console.print(f"JupyterLab: http://127.0.0.1:{port}/lab?token={token}")
     sys.stdout.flush()
     os.execv(sys.executable, args)

@@ -42,19 +42,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _get(url: str) -> int:
+def _get(url: str) -> int | None:
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             return response.status
     except urllib.error.HTTPError as err:
         return err.code
+    except urllib.error.URLError:
+        return None  # not listening yet
 
 
 def test_make_lab_serves_jupyterlab_with_token(tmp_path: Path):
     port, token = _free_port(), "t0ken-for-test"
     server = subprocess.Popen(
         [str(BIN / "labs"), "lab", "--port", str(port), "--token", token, "--no-browser",
-         "--workspace", str(tmp_path / "student"), "--course", str(FIXTURES / "course")],
+         "--workspace", str(tmp_path / "student"), "--course", str(FIXTURES / "course"),
+         "--build", str(tmp_path / "nb")],
         cwd=ROOT, env=labs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 120
