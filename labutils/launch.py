@@ -50,11 +50,11 @@ from labutils.launch_procs import (
     supervise,
 )
 from labutils.launch_ship import ShipError, ship
-from labutils.launch_zygote import fork_rank
+from labutils.launch_zygote import fork_rank, start_zygote
 from labutils.notebook import resolve_device
 
 __all__ = ["LaunchError", "LaunchTimeoutError", "RankFailedError", "ShipError", "choose_backend", "launch",
-           "register_magics", "run_cell"]
+           "register_magics", "run_cell", "warm_up"]
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
@@ -72,15 +72,26 @@ def choose_backend(backend: str = "auto", device: str = "auto", nproc: int = 2) 
     return backend
 
 
-def rank_env(run_id: str, tmp: Path) -> dict[str, str]:
-    """Environment of every process of a run: one thread per rank, unbuffered, marked, own TMPDIR."""
-    scratch = tmp / "tmp"
-    scratch.mkdir(exist_ok=True)
+def base_env() -> dict[str, str]:
+    """This process's environment plus what every rank needs: one OpenMP thread, unbuffered output,
+    the pid of the process that started the ranks (their watchdog), labutils importable."""
     env = dict(os.environ)
-    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", TMPDIR=str(scratch), **{
-        RUN_ID_ENV: run_id, KERNEL_PID_ENV: env.get(KERNEL_PID_ENV, str(os.getpid()))})
+    env.update(OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    env.setdefault(KERNEL_PID_ENV, str(os.getpid()))
     env["PYTHONPATH"] = os.pathsep.join([_PACKAGE_ROOT, *filter(None, [env.get("PYTHONPATH")])])
     return env
+
+
+def rank_env(run_id: str, tmp: Path) -> dict[str, str]:
+    """Environment of every process of a run: :func:`base_env`, marked with the run id, own TMPDIR."""
+    scratch = tmp / "tmp"
+    scratch.mkdir(exist_ok=True)
+    return {**base_env(), "TMPDIR": str(scratch), RUN_ID_ENV: run_id}
+
+
+def warm_up() -> None:
+    """Start the rank factory of :func:`launch` now, in the background (``%load_ext labutils`` does)."""
+    start_zygote(base_env())
 
 
 def _sys_path() -> list[str]:
@@ -241,3 +252,4 @@ def register_magics(ipython: Any) -> None:
     from labutils.launch_magic import TorchrunMagics
 
     ipython.register_magics(TorchrunMagics)
+    warm_up()

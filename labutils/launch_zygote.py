@@ -1,15 +1,16 @@
 """A warm rank factory: one process imports torch once, then forks a fresh rank per request.
 
 Starting a rank with ``python -m ...`` costs an ``import torch`` (3 s on an idle 2-core machine,
-much more on a loaded one). The *zygote* pays it once per kernel: it preloads torch (never touching
-CUDA, and single-threaded because ``OMP_NUM_THREADS=1``, so forking it is safe), then forks a child
+much more on a loaded one), and DDP's constructor imports ``torch._dynamo`` (2-3 s more). The
+*zygote* pays this once per kernel: it preloads those modules (never touching CUDA, and
+single-threaded because ``OMP_NUM_THREADS=1``, so forking it is safe), then forks a child
 per rank on request. Each child is still a separate process with its own process group; it starts
 a new session, writes its stdout/stderr to files the parent tails, takes the environment of the
 request, and runs :func:`labutils.launch_worker.main`. The zygote reaps its children and writes
 each exit code to a file. It exits when the process that started it closes its stdin (that
 process died), and a rank whose zygote disappears exits through its watchdog.
 
-Server side: ``python -m labutils.launch_zygote``. Client side: :func:`fork_rank`.
+Server side: ``python -m labutils.launch_zygote``. Client side: :func:`start_zygote`, :func:`fork_rank`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import psutil
 
 from labutils.launch_procs import KERNEL_PID_ENV
 
-PRELOAD = ("torch", "torch.nn", "torch.distributed", "torch.nn.parallel", "torch.utils.data",
+PRELOAD = ("torch", "torch.nn", "torch.distributed", "torch.nn.parallel", "torch.utils.data", "torch._dynamo",
            "torch.distributed.fsdp", "torch.distributed.tensor",
            "torch.distributed.algorithms.ddp_comm_hooks.default_hooks", "labutils.launch_worker")
 ZYGOTE_ENV = "LABUTILS_ZYGOTE"
@@ -183,6 +184,7 @@ class ForkedRank:
 class _Zygote:
     lock = threading.Lock()
     proc: subprocess.Popen | None = None
+    ready = False
 
 
 def zygote_pid() -> int | None:
@@ -200,18 +202,23 @@ def _read_line(proc: subprocess.Popen, timeout: float) -> dict[str, Any]:
     return json.loads(line)
 
 
-def _start(env: dict[str, str], timeout: float) -> subprocess.Popen:
-    env = {**env, ZYGOTE_ENV: "1"}
-    env.pop("LABUTILS_RUN_ID", None)
-    proc = subprocess.Popen([sys.executable, "-m", "labutils.launch_zygote"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
-    try:
-        _read_line(proc, timeout)
-    except BaseException:
-        proc.kill()
-        proc.wait()
-        raise
-    return proc
+def _ensure_started(env: dict[str, str]) -> subprocess.Popen:
+    """Start the zygote unless one is alive (call with the lock held); does not wait for it."""
+    if _Zygote.proc is None or _Zygote.proc.poll() is not None:
+        env = {key: value for key, value in env.items() if key not in ("TMPDIR", "LABUTILS_RUN_ID")}
+        env.setdefault(KERNEL_PID_ENV, str(os.getpid()))
+        env.update({ZYGOTE_ENV: "1", "OMP_NUM_THREADS": "1"})
+        _Zygote.proc = subprocess.Popen([sys.executable, "-m", "labutils.launch_zygote"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                        start_new_session=True)
+        _Zygote.ready = False
+    return _Zygote.proc
+
+
+def start_zygote(env: dict[str, str]) -> None:
+    """Start the zygote in the background (it imports torch while the caller goes on)."""
+    with _Zygote.lock:
+        _ensure_started(env)
 
 
 def fork_rank(argv: list[str], env: dict[str, str], folder: Path, rank: int, timeout: float = 300.0) -> ForkedRank:
@@ -220,11 +227,15 @@ def fork_rank(argv: list[str], env: dict[str, str], folder: Path, rank: int, tim
     Its output goes to ``folder/rank<k>.out`` / ``.err`` and its exit code to ``folder/rank<k>.exit``.
     """
     with _Zygote.lock:
-        if _Zygote.proc is None or _Zygote.proc.poll() is not None:
-            base = {key: value for key, value in env.items() if key not in ("TMPDIR",)}
-            base.setdefault(KERNEL_PID_ENV, str(os.getpid()))
-            _Zygote.proc = _start(base, timeout)
-        proc = _Zygote.proc
+        proc = _ensure_started(env)
+        if not _Zygote.ready:
+            try:
+                _read_line(proc, timeout)
+            except BaseException:
+                proc.kill()
+                proc.wait()
+                raise
+            _Zygote.ready = True
         paths = {kind: str(folder / f"rank{rank}.{kind}") for kind in ("out", "err", "exit")}
         request = {"argv": argv, "env": env, "cwd": os.getcwd(), "stdout": paths["out"], "stderr": paths["err"],
                    "exit": paths["exit"]}

@@ -1,0 +1,16 @@
+def scaled_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, state: dict) -> bool:
+    """Wrong: looks for inf/NaN in the first parameter's gradient only."""
+    (loss * state["scale"]).backward()
+    grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+    for grad in grads:
+        grad.div_(state["scale"])
+    if not bool(torch.isfinite(grads[0]).all()):
+        state["scale"] *= 0.5
+        state["good_steps"] = 0
+        return False
+    optimizer.step()
+    state["good_steps"] += 1
+    if state["good_steps"] == state["growth_interval"]:
+        state["scale"] *= 2.0
+        state["good_steps"] = 0
+    return True
