@@ -59,21 +59,19 @@ def collapse_by_module(graph: AutogradGraph, depth: int, expand: Collection[str]
 
 def compress_chains(graph: AutogradGraph, min_run: int = 3) -> AutogradGraph:
     """Replace each maximal run of >= ``min_run`` ops with one consumer and one input by a box."""
-    into, out = Counter(), {}
-    for edge in graph.grad_edges():
-        into[edge.dst] += 1
-        out.setdefault(edge.src, []).append(edge.dst)
-
-    def linkable(node_id: str) -> bool:
-        return graph.nodes[node_id].kind == OP and into[node_id] == 1 and len(out.get(node_id, ())) == 1
-
-    starts = [n for n in graph.nodes if linkable(n)]
-    has_linkable_parent = {out[n][0] for n in starts if linkable(out[n][0])}
+    into: Counter[str] = Counter()
+    out: dict[str, list[str]] = {}
+    for src, dst, _ in graph.grad_edges():
+        into[dst] += 1
+        out.setdefault(src, []).append(dst)
+    linkable = {n for n, node in graph.nodes.items()
+                if node.kind == OP and into[n] == 1 and len(out.get(n, ())) == 1}
+    has_linkable_parent = {out[n][0] for n in linkable if out[n][0] in linkable}
     group_of: dict[str, str] = {}
-    for start in (n for n in starts if n not in has_linkable_parent):
+    for start in (n for n in graph.nodes if n in linkable and n not in has_linkable_parent):
         run = [start]
-        while linkable(out[run[-1]][0]) and out[run[-1]][0] not in group_of:
-            run.append(out[run[-1]][0])
+        while (nxt := out[run[-1]][0]) in linkable and nxt not in group_of:
+            run.append(nxt)
         if len(run) >= min_run:
             for node_id in run:
                 group_of[node_id] = f"c{start}"
@@ -148,19 +146,21 @@ def regroup(graph: AutogradGraph, group_of: dict[str, str],
         elif group not in nodes:
             nodes[group] = make(group, members[group])
 
+    get = group_of.get
+
     def g(node_id: str) -> str:
-        return group_of.get(node_id, node_id)
+        return get(node_id, node_id)
 
     edges, seen = [], set()
-    for edge in graph.edges:
-        src, dst = g(edge.src), g(edge.dst)
+    for old_src, old_dst, kind in graph.edges:
+        src, dst = get(old_src, old_src), get(old_dst, old_dst)
         if src == dst:
             continue
-        grouped = src != edge.src or dst != edge.dst
-        if grouped and (src, dst, edge.kind) in seen:
-            continue
-        seen.add((src, dst, edge.kind))
-        edges.append(GraphEdge(src, dst, edge.kind))
+        if src == old_src and dst == old_dst:
+            edges.append(GraphEdge(src, dst, kind))  # untouched edges keep their multiplicity
+        elif (src, dst, kind) not in seen:
+            seen.add((src, dst, kind))
+            edges.append(GraphEdge(src, dst, kind))
     path = [g(n) for n in graph.highlight_path]
     path = [n for i, n in enumerate(path) if i == 0 or n != path[i - 1]]
     return AutogradGraph(

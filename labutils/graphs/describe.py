@@ -12,7 +12,7 @@ import torch
 from labutils.graphs.compat import format_fn_attrs
 
 SAVED_PREFIX = "_saved_"
-_SAVED_ATTRS: dict[type, list[str]] = {}
+_SAVED_ATTRS: dict[type, tuple[str, ...]] = {}
 _CUSTOM: dict[type, bool] = {}
 _DTYPE_NAMES: dict[torch.dtype, str] = {}
 _VALUES_SHOWN = 6
@@ -92,7 +92,7 @@ class SavedTensor(NamedTuple):
     storage: tuple[int, int]  # (address, bytes) of the storage it lives in
 
 
-def saved_attr_names(cls: type) -> list[str]:
+def saved_attr_names(cls: type) -> tuple[str, ...]:
     """``_saved_*`` attributes of a built-in backward node class that may hold tensors (cached).
 
     Attributes seen holding something else (sizes, scalars) are dropped from the cache by
@@ -100,7 +100,7 @@ def saved_attr_names(cls: type) -> list[str]:
     """
     names = _SAVED_ATTRS.get(cls)
     if names is None:
-        names = _SAVED_ATTRS[cls] = [a for a in dir(cls) if a.startswith(SAVED_PREFIX)]
+        names = _SAVED_ATTRS[cls] = tuple(a for a in dir(cls) if a.startswith(SAVED_PREFIX))
     return names
 
 
@@ -123,16 +123,15 @@ def saved_tensors(fn: object) -> tuple[tuple[SavedTensor, ...], str | None]:
         if is_custom_function_node(fn):
             found = [(f"saved[{i}]", t) for i, t in enumerate(fn.saved_tensors) if t is not None]  # type: ignore[attr-defined]
         else:
-            names = saved_attr_names(type(fn))
-            for attr in list(names):
+            for attr in saved_attr_names(type(fn)):
                 value = getattr(fn, attr)
                 if isinstance(value, torch.Tensor):
                     found.append((attr[len(SAVED_PREFIX):], value))
-                elif isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
+                elif isinstance(value, (tuple, list)):
                     found.extend((f"{attr[len(SAVED_PREFIX):]}[{i}]", v) for i, v in enumerate(value)
                                  if isinstance(v, torch.Tensor))
-                elif value is not None and not isinstance(value, (tuple, list)):
-                    names.remove(attr)  # a scalar or string: never a tensor for this op type
+                elif value is not None:  # a scalar or string: never a tensor for this op type
+                    _SAVED_ATTRS[type(fn)] = tuple(a for a in _SAVED_ATTRS[type(fn)] if a != attr)
     except RuntimeError as err:
         return (), ("modified in-place" if "inplace operation" in str(err) else "freed")
     return tuple(describe_saved(name, t) for name, t in found), None

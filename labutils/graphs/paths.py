@@ -43,11 +43,12 @@ def with_highlight(graph: AutogradGraph, target: object) -> AutogradGraph:
     path from an output to the target.
     """
     target_id = find_target(graph, target)
+    grad_edges = graph.grad_edges()
     into: dict[str, list[str]] = {}
-    for edge in graph.grad_edges():
-        into.setdefault(edge.dst, []).append(edge.src)
+    for src, dst, _ in grad_edges:
+        into.setdefault(dst, []).append(src)
     reaching = _closure(target_id, into)
-    edges = frozenset((e.src, e.dst) for e in graph.grad_edges() if e.src in reaching and e.dst in reaching)
+    edges = frozenset((src, dst) for src, dst, _ in grad_edges if src in reaching and dst in reaching)
     return dataclasses.replace(graph, highlight_nodes=frozenset(reaching), highlight_edges=edges,
                                highlight_path=shortest_path(graph, target_id))
 
@@ -65,8 +66,8 @@ def _closure(start: str, neighbours: dict[str, list[str]]) -> set[str]:
 def shortest_path(graph: AutogradGraph, target_id: str) -> list[str]:
     """Node ids of a shortest gradient path from any output to ``target_id`` (breadth first)."""
     out: dict[str, list[str]] = {}
-    for edge in graph.grad_edges():
-        out.setdefault(edge.src, []).append(edge.dst)
+    for src, dst, _ in graph.grad_edges():
+        out.setdefault(src, []).append(dst)
     came_from: dict[str, str | None] = {o: None for o in graph.outputs}
     queue = deque(graph.outputs)
     while queue:

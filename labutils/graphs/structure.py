@@ -179,15 +179,13 @@ class _Builder:
         return node_id
 
     def _drain(self) -> None:
-        edges, stack, ids = self.edges, self.stack, self.ids
+        edges, stack, ids, visit = self.edges, self.stack, self.ids, self._visit
         while stack:
             fn = stack.pop()
             src = ids[id(fn)]
             for next_fn, _ in fn.next_functions:  # type: ignore[attr-defined]
                 if next_fn is not None:
-                    dst = ids.get(id(next_fn))
-                    if dst is None:
-                        dst = self._visit(next_fn)
+                    dst = ids.get(id(next_fn)) or visit(next_fn)
                     edges.append(GraphEdge(src, dst))
 
     def _describe(self, node_id: str, fn: object) -> GraphNode:
