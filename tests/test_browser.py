@@ -174,7 +174,7 @@ def test_student_path_in_jupyterlab(tmp_path: Path):
     assert lessons, f"no lessons under {COURSE}"
     problems: list[str] = []
     with lab_server(tmp_path, COURSE) as server, chromium.browser() as instance:
-        context = chromium.offline_context(instance, allow_host=server.base)
+        context = instance.new_context(viewport=chromium.VIEWPORT)
         for lesson in lessons:
             problems += run_lesson(context, server, lesson.relative_to(COURSE).as_posix())
         lab_files = sorted(server.workspace.glob("*/lab_*.ipynb"))

@@ -212,7 +212,7 @@ class LabNotebook:
     def wait_idle(self, timeout: float = 900, settle: int = 3) -> None:
         """Until no cell is queued or running and the kernel is idle (UI indicator and REST), ``settle`` polls running."""
         deadline, calm = time.monotonic() + timeout, 0
-        time.sleep(1)
+        self.page.wait_for_timeout(1000)
         while calm < settle:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.path}: kernel still busy after {timeout:.0f} s "
@@ -220,18 +220,17 @@ class LabNotebook:
             busy = any("*" in s["prompt"] for s in self.cell_states() if s["code"])
             status = self.page.locator(INDICATOR).get_attribute("data-status")
             calm = calm + 1 if (not busy and status == "idle" and self.server.kernels_idle()) else 0
-            time.sleep(1)
+            self.page.wait_for_timeout(1000)
 
     def save(self, timeout: float = 60) -> nbformat.NotebookNode:
-        """Save (Ctrl+S), wait until the server has the new file, return the notebook as saved."""
+        """File > Save Notebook, wait until the server has the new file, return the notebook as saved."""
         before = self.server.modified(self.path)
-        self.page.keyboard.press("Escape")
-        self.page.keyboard.press("Control+s")
+        self.menu("File", "Save Notebook")
         deadline = time.monotonic() + timeout
         while self.server.modified(self.path) == before:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.path}: not saved within {timeout:.0f} s")
-            time.sleep(0.5)
+            self.page.wait_for_timeout(500)
         self.page.wait_for_function("() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')")
         return self.server.saved_notebook(self.path)
 
@@ -243,7 +242,7 @@ class LabNotebook:
             state = self.cell_states()[index]
             if (state["pictures"] and not state["broken"]) or time.monotonic() > deadline:
                 return state
-            time.sleep(0.5)
+            self.page.wait_for_timeout(500)
 
     def screenshot(self, path: Path, cell: int | None = None) -> Path:
         if cell is not None:
