@@ -83,6 +83,8 @@ class MemoryTracker:
 
     # -- public ------------------------------------------------------------------------------
     def __enter__(self) -> MemoryTracker:
+        if self._steps:
+            raise RuntimeError("a MemoryTracker records one block: make a new one for the next")
         self._active = True
         on_cuda = self.device.type == "cuda"
         if on_cuda:

@@ -214,3 +214,21 @@ def test_cuda_reports_the_allocator(tmp_path: Path) -> None:
     assert all(s.cuda_allocated is not None for s in timeline.samples)
     assert_within(timeline.peak("optimizer state"), 2 * param_bytes(model), "Adam state on CUDA")
     assert snapshot.stat().st_size > 0
+
+
+def test_hooks_are_removed_even_when_the_step_fails_and_a_tracker_is_single_use() -> None:
+    model = make_mlp()
+    x, y = make_batch()
+    tracker = MemoryTracker(model, inputs=(x, y))
+    with pytest.raises(ZeroDivisionError), tracker:
+        F.cross_entropy(model(x), y).backward()
+        1 / 0  # noqa: B018
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in model.modules())
+    assert all(not p._post_accumulate_grad_hooks for p in model.parameters())
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    assert _get_current_dispatch_mode() is None, "the dispatch mode must be popped"
+    assert tracker.timeline.peak("gradients") > 0
+    with pytest.raises(RuntimeError):
+        with tracker:
+            pass
