@@ -128,7 +128,7 @@ def run(
     specs = [RunSpec(notebook=Path(n), output=_inside(report_dir / "notebooks", n), workdir=_inside(report_dir / "work", n),
                      device=resolved, smoke=smoke, timeout=timeout,
                      expected_seconds=timings.expected(recorded, n, key)) for n in names]
-    env = kernel_env(report_dir.parent / "cache")
+    env = kernel_env(report_dir.parent / "cache", jobs)
     console.print(f"labs run: {len(specs)} notebooks, jobs={jobs}, device={resolved}, smoke={smoke}"
                   + (f", shard {shard}" if shard else ""))
     results = []

@@ -89,6 +89,9 @@ def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
     problems = []
     for i, cell in enumerate(nb.cells):
         meta = cell.metadata.get("nbgrader")
+        if not (meta and meta.get("solution")) and any(m in cell.source for m in SOLUTION_MARKERS):
+            problems.append(Problem(path, i, "solution markers outside a solution cell "
+                                             "(nbgrader refuses to generate the release)"))
         if not meta:
             continue
         if not meta.get("grade_id"):

@@ -146,9 +146,11 @@ def _last_started_cell(output: Path) -> int | None:
     return _source_index(started[-1]) if started else None
 
 
-def kernel_env(cache_root: Path) -> dict[str, str]:
-    """Environment of notebook kernels: caches inside the build folder, fixed hash seed."""
+def kernel_env(cache_root: Path, jobs: int = 1) -> dict[str, str]:
+    """Environment of notebook kernels: caches inside the build folder, fixed hash seed, and
+    intra-op threads split between the notebooks that run at once (unless OMP_NUM_THREADS is set)."""
     env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
     env.update({
         "TORCHINDUCTOR_CACHE_DIR": str(cache_root / "inductor"),
         "TRITON_CACHE_DIR": str(cache_root / "triton"),

@@ -63,8 +63,11 @@ def stage_source(root: Path, chapter: str, notebooks: list[Path]) -> Path:
 def require_success(result: dict, what: str) -> None:
     """Raise with nbgrader's own log when one of its steps failed."""
     if not result.get("success"):
-        detail = (result.get("error") or result.get("log") or "").strip().splitlines()
-        raise RuntimeError(f"nbgrader {what} failed: {detail[-1] if detail else 'no detail'}")
+        text = "\n".join(filter(None, [result.get("log"), result.get("error")]))
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        reasons = [line for line in lines if "ERROR" in line or "Error" in line]
+        reason = next((r for r in reasons if "see above traceback" not in r), lines[-1] if lines else "no detail")
+        raise RuntimeError(f"nbgrader {what} failed: {reason}")
 
 
 def scores(db_url: str, chapter: str, notebook: str, student: str) -> list[CellScore]:

@@ -57,6 +57,8 @@ def test_each_convention_is_enforced(tmp_path: Path):
         "BEGIN HIDDEN TESTS": lambda nb: [setattr(c, "source", "assert True") for c in nb.cells
                                           if c.metadata.get("nbgrader", {}).get("grade")],
         "not stripped": lambda nb: setattr(nb.cells[3], "execution_count", 3),
+        "solution markers outside a solution cell": lambda nb: setattr(
+            nb.cells[2], "source", "Write it between ### BEGIN SOLUTION and ### END SOLUTION"),
     }
     for expected, change in cases.items():
         problems = [str(p) for p in lint([_mutated(tmp_path, change)])]
