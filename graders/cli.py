@@ -52,12 +52,13 @@ def check(
         "tests/wrong_solutions"),
     build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
     jobs: Annotated[int, typer.Option("--jobs", "-j")] = 2,
+    thorough: Annotated[bool, typer.Option("--thorough", help="grade every wrong solution through nbgrader")] = False,
 ) -> None:
     """Lab self-check: source = full marks, release = zero, wrong solutions lose points."""
     folders = [f for f in resolve_chapters(chapters, course_dir) if chapters or any(f.glob("lab_*.ipynb"))]
     if not folders:
         _fail(f"no chapter with a lab_*.ipynb under {course_dir}")
-    args = [(f, build.resolve(), wrong_dir.resolve()) for f in folders]
+    args = [(f, build.resolve(), wrong_dir.resolve(), thorough) for f in folders]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max(1, min(jobs, len(args))), mp_context=context) as pool:
         results = list(pool.map(_check_one, args))
@@ -69,7 +70,7 @@ def check(
     raise typer.Exit(0 if ok else 1)
 
 
-def _check_one(args: tuple[Path, Path, Path]) -> ChapterCheck:
+def _check_one(args: tuple[Path, Path, Path, bool]) -> ChapterCheck:
     from sqlalchemy.exc import SAWarning
 
     warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping noise

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import nbformat
 
+from ci.runner import kernel_env
 from graders import gradebook_course as course
+from graders.mutants import grade_wrong_solutions
 
 SOURCE_STUDENT = "selfcheck-source"
 BLANK_STUDENT = "selfcheck-blank"
@@ -64,8 +66,12 @@ def with_solution_replaced(notebook: Path, grade_id: str, source: str) -> nbform
     return nb
 
 
-def check_chapter(chapter_dir: Path, build_root: Path, wrong_dir: Path) -> ChapterCheck:
-    """Self-check every lab of one chapter in a fresh nbgrader course under ``build_root``."""
+def check_chapter(chapter_dir: Path, build_root: Path, wrong_dir: Path, thorough: bool = False) -> ChapterCheck:
+    """Self-check every lab of one chapter in a fresh nbgrader course under ``build_root``.
+
+    Source and release are always graded by nbgrader; wrong solutions too when ``thorough``,
+    otherwise in one kernel per lab (:mod:`graders.mutants`).
+    """
     chapter = chapter_dir.name
     result = ChapterCheck(chapter)
     labs = sorted(chapter_dir.glob("lab_*.ipynb"))
@@ -78,14 +84,26 @@ def check_chapter(chapter_dir: Path, build_root: Path, wrong_dir: Path) -> Chapt
         api = course.api(root)
         course.stage_source(root, chapter, labs)
         course.require_success(api.generate_assignment(chapter), f"generate_assignment {chapter}")
-        submissions = _submissions(root, chapter, labs, wrong_solutions(wrong_dir, chapter))
+        wrong = wrong_solutions(wrong_dir, chapter)
+        submissions = _submissions(root, chapter, labs, wrong if thorough else [])
         for student, (lab, version, expectation) in submissions.items():
             course.require_success(api.autograde(chapter, student), f"autograde {student}")
             cells = course.scores(api.coursedir.db_url, chapter, lab.stem, student)
             result.verdicts.append(_judge(lab.name, version, expectation, cells))
+        if not thorough and wrong:
+            result.verdicts += _fast_wrong_solutions(labs, wrong, root)
     except Exception as err:
         result.error = f"{chapter}: {err}"
     return result
+
+
+def _fast_wrong_solutions(labs: list[Path], wrong: list[tuple[str, Path]], root: Path) -> list[Verdict]:
+    verdicts = []
+    env = kernel_env(root / "cache")
+    for lab in labs:
+        for name, cells in grade_wrong_solutions(lab, wrong, env, root / "mutants" / lab.stem).items():
+            verdicts.append(_judge(lab.name, f"wrong solution {name} (its exercise)", "loses", cells))
+    return verdicts
 
 
 def _submissions(root: Path, chapter: str, labs: list[Path],

@@ -11,13 +11,15 @@ from tests.conftest import FIXTURES, labs
 pytestmark = pytest.mark.slow
 
 
-def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
+@pytest.mark.parametrize("mode", [[], ["--thorough"]], ids=["fast", "thorough"])
+def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path, mode: list[str]):
     result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
-                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path))
+                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path), *mode)
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     assert "1/1 chapters pass the self-check" in out
     assert "5/5" in out and "0/5" in out
+    assert out.count("wrong solution") == 2
     assert "scale__in_place.py" in out and "relu_grad__sign.py" in out
     assert "FAIL" not in out
 
