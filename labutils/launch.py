@@ -90,8 +90,11 @@ def rank_env(run_id: str, tmp: Path) -> dict[str, str]:
 
 
 def warm_up() -> None:
-    """Start the rank factory of :func:`launch` now, in the background (``%load_ext labutils`` does)."""
-    start_zygote(base_env())
+    """Start the rank factory of :func:`launch` now, in the background (``%load_ext labutils`` does).
+
+    A no-op where :func:`launch` starts fresh interpreters (not Linux)."""
+    if sys.platform == "linux":
+        start_zygote(base_env())
 
 
 def _sys_path() -> list[str]:
@@ -139,7 +142,7 @@ def _start_ranks(world_size: int, spec: Path, env: dict[str, str], warm: bool, p
 
 
 def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: float = 120.0,
-           backend: str = "auto", pg_timeout: float = 60.0, warm: bool = True) -> list[Any]:
+           backend: str = "auto", pg_timeout: float = 60.0, warm: bool | None = None) -> list[Any]:
     """Call ``fn(*args)`` on ``world_size`` local ranks and return their results, rank 0 first.
 
     Each rank is a separate process whose default process group is already initialised
@@ -151,11 +154,13 @@ def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: flo
 
     ``warm=True`` forks the ranks from a process that has already imported torch
     (:mod:`labutils.launch_zygote`, started on first use): about a second per launch instead of
-    an ``import torch`` per rank. ``warm=False`` starts fresh interpreters.
+    an ``import torch`` per rank. ``warm=False`` starts fresh interpreters. The default (None) is
+    warm on Linux only (forking after ``import torch`` is not safe on macOS).
     """
     __tracebackhide__ = True
     if world_size < 1:
         raise ValueError(f"world_size must be >= 1, got {world_size}")
+    warm = sys.platform == "linux" if warm is None else warm
     backend = choose_backend(backend, "auto", world_size)
     run_id = uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="labutils-launch-") as tmp_name:
