@@ -197,7 +197,7 @@ def test_static_course_opens_offline_with_every_picture(tmp_path: Path):
                   "--report", str(tmp_path), "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     with chromium.browser() as instance:
-        site = check_site(instance, tmp_path / "site" / "index.html", SHOTS / "site")
+        site = check_site(instance, tmp_path / "site" / "index.html", SHOTS / "site_fixture")
         context = chromium.offline_context(instance)
         page = context.new_page()
         page.goto((tmp_path / "site" / "index.html").as_uri())  # the reader's path, by clicking

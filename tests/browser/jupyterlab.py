@@ -253,7 +253,8 @@ class LabNotebook:
 
 
 def _lines(text: str) -> list[str]:
-    return [line.rstrip().replace("\u00a0", " ") for line in text.strip("\n").splitlines()]
+    """Non-blank lines (innerText renders an empty editor line as two newlines); the saved file is exact."""
+    return [line.rstrip().replace("\u00a0", " ") for line in text.splitlines() if line.strip()]
 
 
 def error_outputs(nb: nbformat.NotebookNode, upto: int | None = None) -> list[str]:
