@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +14,7 @@ from ci import lint as lint_rules
 from ci import report, timings
 from ci.notebooks import BadInput, discover, read
 from graders import cli as graders_cli
+from graders.gradebook_course import ensure_tools_on_path
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
@@ -29,13 +29,6 @@ def fail(message: str) -> None:
     """Bad input: one line on stderr, exit code 2, no traceback."""
     err_console.print(f"error: {message}", soft_wrap=True)
     raise typer.Exit(2)
-
-
-def _venv_bin_on_path() -> None:
-    # nbgrader runs a bare `alembic`; kernels and torchrun are found the same way.
-    bin_dir = str(Path(sys.executable).parent)
-    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
 @app.command()
@@ -123,7 +116,7 @@ def run(
     names = [_display_name(p) for p in notebooks]
     if shard_spec:
         names = timings.shard(names, recorded.get(key, {}), *shard_spec)
-    _venv_bin_on_path()
+    ensure_tools_on_path()
     report_dir = report_dir.resolve()
     specs = [RunSpec(notebook=Path(n), output=_inside(report_dir / "notebooks", n), workdir=_inside(report_dir / "work", n),
                      device=resolved, smoke=smoke, timeout=timeout,
