@@ -208,8 +208,14 @@ def test_static_course_opens_offline_with_every_picture(tmp_path: Path):
         assert picture.evaluate("img => img.complete && img.naturalWidth > 0")
         page.screenshot(path=str(SHOTS / "site_fx_pictures_clicked.png"))
         context.close()
+        page_file = tmp_path / "site" / "fx_pictures" / "1_pictures.html"  # the check can fail: break a picture
+        html = page_file.read_text(encoding="utf-8")
+        page_file.write_text(html.replace('src="data:image/png;base64,', 'src="data:image/png;base64,AAAA', 1),
+                             encoding="utf-8")
+        broken = check_site(instance, tmp_path / "site" / "index.html")
     assert site.ok, site.describe()
     assert len(site.chapters) == 2 and len(site.pages) == 3
     by_name = {Path(p.url).name: p for p in site.pages}
     assert by_name["1_pictures.html"].pictures == 3  # strides PNG, graph, explicit SVG
     assert by_name["1_pictures.html"].svgs >= 1
+    assert not broken.ok and "image not decoded" in broken.describe(), broken.describe()

@@ -10,11 +10,16 @@ exits 1 and names the page when a picture output is missing, an image is broken 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
+
 from tests.browser import chromium
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 
 # Every picture output of the page (nbconvert's PNG/JPEG and SVG output areas) must hold a picture that
 # the browser decoded (an <img> with naturalWidth > 0) or laid out (an inline <svg> with a size).
@@ -95,8 +100,29 @@ def _check_notebook_page(page, url: str, shots: Path | None) -> PageCheck:
     return check
 
 
+def expected_pictures(report_json: Path) -> dict[str, int]:
+    """``chapter/stem`` -> number of image outputs in the executed notebook recorded in ``report.json``."""
+    expected = {}
+    for record in json.loads(report_json.read_text())["notebooks"]:
+        try:
+            nb = nbformat.read(record["output"], as_version=4)
+        except (OSError, ValueError):
+            continue
+        source = Path(record["notebook"])
+        expected[f"{source.parent.name}/{source.stem}"] = sum(
+            any(kind in output.get("data", {}) for kind in IMAGE_TYPES)
+            for cell in nb.cells if cell.cell_type == "code" for output in cell.get("outputs", []))
+    return expected
+
+
 def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
-    """Walk index -> chapter pages -> notebook pages in ``instance`` (a Playwright Browser), offline."""
+    """Walk index -> chapter pages -> notebook pages in ``instance`` (a Playwright Browser), offline.
+
+    When the site sits in a `labs run` report folder, each page must show as many pictures as its
+    executed notebook has image outputs.
+    """
+    report_json = index.resolve().parent.parent / "report.json"
+    expected = expected_pictures(report_json) if report_json.exists() else {}
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
     context = chromium.offline_context(instance)
@@ -120,7 +146,12 @@ def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
             if not notebook_urls:
                 result.problems.append(f"{chapter_url}: no notebook links")
             for url in notebook_urls:
-                result.pages.append(_check_notebook_page(page, _normalise(url), shots))
+                check = _check_notebook_page(page, _normalise(url), shots)
+                key = "/".join(Path(check.url).parts[-2:]).removesuffix(".html")
+                if key in expected and expected[key] != check.pictures:
+                    check.problems.append(f"{check.pictures} pictures on the page, {expected[key]} image outputs "
+                                          "in the executed notebook")
+                result.pages.append(check)
     finally:
         context.close()
     return result
