@@ -202,16 +202,19 @@ def _rows(pages: list[Page], prefix: str) -> str:
     rows = []
     for page in pages:
         r = page.result
-        rows.append(f'<tr><td><a href="{html.escape(prefix + page.href)}">{html.escape(Path(r.notebook).name)}</a>'
+        link = f'<a href="{html.escape(prefix + page.href)}">{html.escape(Path(r.notebook).name)}</a>'
+        rows.append(f'<tr><td>{link}'
                     f"<br>{html.escape(page.title)}{_error_line(r)}</td>{_status_cell(r)}"
                     f'<td class="time">{r.seconds:.1f} s</td></tr>')
-    return ("<table>\n<tr><th>notebook</th><th>status</th><th>time</th></tr>\n" + "\n".join(rows) + "\n</table>\n")
+    header = "<tr><th>notebook</th><th>status</th><th>time</th></tr>"
+    return f"<table>\n{header}\n" + "\n".join(rows) + "\n</table>\n"
 
 
 def _summary(pages: list[Page]) -> str:
     failed = sum(not p.result.passed for p in pages)
     seconds = sum(p.result.seconds for p in pages)
-    verdict = f'<span class="failed">{failed} failed</span>' if failed else '<span class="passed">all passed</span>'
+    verdict = (f'<span class="failed">{failed} failed</span>' if failed
+               else '<span class="passed">all passed</span>')
     return f"<p>{len(pages)} notebooks, {verdict}, {seconds:.0f} s of execution.</p>\n"
 
 

@@ -33,7 +33,8 @@ COURSE = Path(os.environ.get("LABS_BROWSER_COURSE", ROOT / "course")).resolve()
 SHOTS = ROOT / "build" / "report" / "browser"
 LESSON_TIMEOUT = 900.0
 VISUALIZER = re.compile(r"\b(draw_graph|strides\.(show|compare)|memory\.(compare|track_step))\b")
-DRAWING_CALLS = {"draw_graph", "graphs.draw_graph", "strides.show", "strides.compare", "memory.compare", "plt.show"}
+DRAWING_CALLS = {"draw_graph", "graphs.draw_graph", "strides.show", "strides.compare", "memory.compare",
+                 "plt.show"}
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +56,7 @@ def lesson_per_chapter(course: Path) -> list[Path]:
 
 
 def draws(source: str) -> bool:
-    """A cell that ends by drawing: its last statement calls a visualizer (``strides.show(...)``, ``t.plot()``)."""
+    """A drawing cell: its last statement calls a visualizer (``strides.show(x)``, ``t.plot()``)."""
     try:
         body = ast.parse(source).body
     except SyntaxError:  # IPython magics
@@ -102,9 +103,10 @@ def run_lesson(context, server: LabServer, rel: str) -> list[str]:
         book.wait_idle(timeout=LESSON_TIMEOUT)
         saved = book.save()
         states = book.cell_states()
-        assert len(states) == len(saved.cells), f"{rel}: {len(states)} cells on screen, {len(saved.cells)} saved"
+        assert len(states) == len(saved.cells), f"{rel}: {len(states)} cells shown, {len(saved.cells)} saved"
         problems += [f"{rel}: {e}" for e in error_outputs(saved)]
-        not_run = [i for i, c in enumerate(saved.cells) if c.cell_type == "code" and c.execution_count is None]
+        code = [i for i, c in enumerate(saved.cells) if c.cell_type == "code"]
+        not_run = [i for i in code if saved.cells[i].execution_count is None]
         if not_run and not problems:
             problems.append(f"{rel}: cells {not_run} never ran")
         drawing = sorted(set(picture_cells(saved)) | {i for i, c in enumerate(saved.cells)
@@ -186,7 +188,8 @@ def test_student_path_in_jupyterlab(tmp_path: Path):
     rebuild = labs("release", "--course", str(COURSE), "--build", str(tmp_path / "build" / "nbgrader"),
                    "--workspace", str(server.workspace), cwd=tmp_path)
     assert rebuild.returncode == 0, rebuild.stdout + rebuild.stderr
-    changed = [str(p.relative_to(server.workspace)) for p, content in edited.items() if p.read_bytes() != content]
+    changed = [p.relative_to(server.workspace).as_posix() for p, content in edited.items()
+               if p.read_bytes() != content]
     assert not changed, f"rebuilding the release overwrote the student's work: {changed}"
     assert not problems, "\n".join(problems)
 
@@ -208,10 +211,10 @@ def test_static_course_opens_offline_with_every_picture(tmp_path: Path):
         assert picture.evaluate("img => img.complete && img.naturalWidth > 0")
         page.screenshot(path=str(SHOTS / "site_fx_pictures_clicked.png"))
         context.close()
-        page_file = tmp_path / "site" / "fx_pictures" / "1_pictures.html"  # the check can fail: break a picture
+        page_file = tmp_path / "site" / "fx_pictures" / "1_pictures.html"  # the check can fail: break one
         html = page_file.read_text(encoding="utf-8")
-        page_file.write_text(html.replace('src="data:image/png;base64,', 'src="data:image/png;base64,AAAA', 1),
-                             encoding="utf-8")
+        png = 'src="data:image/png;base64,'
+        page_file.write_text(html.replace(png, png + "AAAA", 1), encoding="utf-8")
         broken = check_site(instance, tmp_path / "site" / "index.html")
     assert site.ok, site.describe()
     assert len(site.chapters) == 2 and len(site.pages) == 3

@@ -110,9 +110,10 @@ def _private_jupyter_dirs(scratch: Path) -> dict[str, str]:
         (settings / name).write_text(json.dumps(values))
     config = scratch / "jupyter" / "config"
     config.mkdir(parents=True, exist_ok=True)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root; jupyter refuses without this
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root; jupyter refuses otherwise
         (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"allow_root": True}}))
-    return {"JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "jupyter" / "ws"),
+    return {"JUPYTERLAB_SETTINGS_DIR": str(settings),
+            "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "jupyter" / "ws"),
             "JUPYTER_CONFIG_DIR": str(config), "JUPYTER_RUNTIME_DIR": str(scratch / "jupyter" / "runtime")}
 
 
@@ -185,7 +186,8 @@ class LabNotebook:
         editor.evaluate("""(el, text) => {
             const data = new DataTransfer();
             data.setData('text/plain', text);
-            el.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+            const init = {clipboardData: data, bubbles: true, cancelable: true};
+            el.dispatchEvent(new ClipboardEvent('paste', init));
         }""", text)
         shown = editor.inner_text()
         if _lines(shown) != _lines(text):
@@ -210,7 +212,7 @@ class LabNotebook:
         return self.cells.evaluate_all(CELL_STATE_JS)
 
     def wait_idle(self, timeout: float = 900, settle: int = 3) -> None:
-        """Until no cell is queued or running and the kernel is idle (UI indicator and REST), ``settle`` polls running."""
+        """Until no cell is queued or running and the kernel is idle (UI and REST) for ``settle`` polls."""
         deadline, calm = time.monotonic() + timeout, 0
         self.page.wait_for_timeout(1000)
         while calm < settle:
@@ -231,7 +233,8 @@ class LabNotebook:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.path}: not saved within {timeout:.0f} s")
             self.page.wait_for_timeout(500)
-        self.page.wait_for_function("() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')")
+        dirty = ".lm-TabBar-tab.jp-mod-current.jp-mod-dirty"
+        self.page.wait_for_function(f"() => !document.querySelector('{dirty}')")
         return self.server.saved_notebook(self.path)
 
     def wait_for_pictures(self, index: int, timeout: float = 30) -> dict:

@@ -38,8 +38,10 @@ PICTURES_JS = """() => {
       missing.push(`output ${i}: empty`);
     }
   }
-  const broken = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 80));
-  const external = [...document.images].map(i => i.src).filter(s => !s.startsWith('data:') && !s.startsWith('file:'));
+  const broken = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0))
+    .map(i => i.src.slice(0, 80));
+  const external = [...document.images].map(i => i.src)
+    .filter(s => !s.startsWith('data:') && !s.startsWith('file:'));
   return {pictures: outputs.length, images: document.images.length,
           svgs: document.querySelectorAll('.jp-RenderedSVG svg').length, missing, broken, external};
 }"""
@@ -131,7 +133,8 @@ def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
     try:
         index_url = index.resolve().as_uri()
         page.goto(index_url, wait_until="load")
-        chapter_urls = [page.url.rsplit("/", 1)[0] + "/" + href for href in _links(page) if href.endswith("/index.html")]
+        root = page.url.rsplit("/", 1)[0]
+        chapter_urls = [f"{root}/{href}" for href in _links(page) if href.endswith("/index.html")]
         if not chapter_urls:
             result.problems.append(f"{index}: no chapter links")
         for chapter_url in chapter_urls:
@@ -149,8 +152,8 @@ def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
                 check = _check_notebook_page(page, _normalise(url), shots)
                 key = "/".join(Path(check.url).parts[-2:]).removesuffix(".html")
                 if key in expected and expected[key] != check.pictures:
-                    check.problems.append(f"{check.pictures} pictures on the page, {expected[key]} image outputs "
-                                          "in the executed notebook")
+                    check.problems.append(f"{check.pictures} pictures on the page, {expected[key]} image "
+                                          "outputs in the executed notebook")
                 result.pages.append(check)
     finally:
         context.close()
@@ -173,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command line: check a built site, print what was found, exit 1 on any problem."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("index", type=Path, help="site/index.html written by labs run --html")
-    parser.add_argument("--shots", type=Path, default=None, help="folder for one screenshot per notebook page")
+    parser.add_argument("--shots", type=Path, default=None, help="folder for a screenshot per notebook page")
     args = parser.parse_args(argv)
     why = chromium.missing()
     if why:
