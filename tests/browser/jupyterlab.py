@@ -108,10 +108,8 @@ def _private_jupyter_dirs(scratch: Path) -> dict[str, str]:
     for name, values in SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(values))
-    config = scratch / "jupyter" / "config"
+    config = scratch / "jupyter" / "config"  # no user config: the server runs as `labs lab` configures it
     config.mkdir(parents=True, exist_ok=True)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:  # CI containers run as root; jupyter refuses otherwise
-        (config / "jupyter_server_config.json").write_text(json.dumps({"ServerApp": {"allow_root": True}}))
     return {"JUPYTERLAB_SETTINGS_DIR": str(settings),
             "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "jupyter" / "ws"),
             "JUPYTER_CONFIG_DIR": str(config), "JUPYTER_RUNTIME_DIR": str(scratch / "jupyter" / "runtime")}
