@@ -26,12 +26,13 @@ def discover(paths: list[Path]) -> list[NotebookPath]:
                 raise BadInput(f"{path}: not a notebook (expected a .ipynb file)")
             found.append(path)
             continue
-        found.extend(p for p in path.rglob("*.ipynb") if not _ignored(p))
+        found.extend(p for p in path.rglob("*.ipynb") if not _ignored(p.relative_to(path)))
     return sorted(dict.fromkeys(found))
 
 
-def _ignored(path: Path) -> bool:
-    return any(part.startswith(".") or part in {"build", "__pycache__"} for part in path.parts[:-1])
+def _ignored(relative: Path) -> bool:
+    """Checkpoints, hidden folders and build output below the folder the user named."""
+    return any(part.startswith(".") or part in {"build", "__pycache__"} for part in relative.parts[:-1])
 
 
 def read(path: Path) -> NotebookNode:
