@@ -16,12 +16,12 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test venv system-deps unit notebooks selfcheck lint constraints clean
+.PHONY: lab test venv system-deps unit notebooks browser selfcheck lint constraints clean
 
 lab: venv
 	$(BIN)/labs lab
 
-test: venv system-deps lint unit notebooks selfcheck
+test: venv system-deps lint unit notebooks browser selfcheck
 	@echo "make test: all passed"
 
 venv: $(VENV)/.installed
@@ -48,10 +48,16 @@ lint: venv
 	$(BIN)/labs lint course
 
 unit: venv
-	$(BIN)/python -m pytest -n $(JOBS) -q
+	$(BIN)/python -m pytest -n $(JOBS) -q -m "not browser"
 
 notebooks: venv
-	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report
+	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html
+
+# The student's path in headless Chromium (skips, saying how to install it, when Chromium is missing),
+# then every picture of the static site (build/report/site) checked in the browser.
+browser: venv
+	$(BIN)/python -m pytest -q -m browser
+	$(BIN)/python -m tests.browser.site_check build/report/site/index.html --shots build/report/browser/site
 
 selfcheck: venv
 	$(BIN)/labs check --jobs $(JOBS)
