@@ -34,3 +34,11 @@ def labs(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Compl
 @pytest.fixture(autouse=True)
 def _matplotlib_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MPLCONFIGDIR", str(ROOT / "build" / "cache" / "matplotlib"))
+
+
+@pytest.fixture
+def broken_notebook(tmp_path: Path) -> Path:
+    """A notebook file that is not valid JSON, in its own folder."""
+    from tests.fixtures.build.make_fixtures import write_broken
+
+    return write_broken(tmp_path / "invalid_json" / "1_broken.ipynb")

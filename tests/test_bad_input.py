@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from tests.conftest import FIXTURES, labs
 
 CASES = {
-    "invalid JSON": ([str(FIXTURES / "failing" / "invalid_json")], "not valid JSON (line"),
     "missing path": (["no/such/dir"], "no/such/dir: no such file or directory"),
     "unknown device": ([str(FIXTURES / "course"), "--device", "tpu"], "unknown --device 'tpu'"),
     "shard out of range": ([str(FIXTURES / "course"), "--shard", "3/2"], "shard '3/2' is out of range"),
@@ -25,6 +26,13 @@ def test_bad_input_is_one_line_exit_2(case: str):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_invalid_json_is_one_line_exit_2(broken_notebook: Path):
+    result = labs("run", str(broken_notebook.parent))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{broken_notebook}: not valid JSON (line" in lines[0], result.stderr
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error on a machine without CUDA")

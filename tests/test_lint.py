@@ -33,8 +33,8 @@ def test_grade_ids_clash_across_notebooks_of_one_chapter(tmp_path: Path):
     assert sum("duplicate grade_id" in m for m in messages) == 4
 
 
-def test_invalid_json_is_one_problem_not_a_crash():
-    path = FIXTURES / "failing" / "invalid_json" / "1_broken.ipynb"
+def test_invalid_json_is_one_problem_not_a_crash(broken_notebook: Path):
+    path = broken_notebook
     result = labs("lint", str(path))
     assert result.returncode == 1
     assert f"{path}: not valid JSON (line" in result.stdout
