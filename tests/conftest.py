@@ -39,6 +39,6 @@ def _matplotlib_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def broken_notebook(tmp_path: Path) -> Path:
     """A notebook file that is not valid JSON, in its own folder."""
-    from tests.fixtures.build.make_fixtures import write_broken
+    from tests.fixtures.generator.make_fixtures import write_broken
 
     return write_broken(tmp_path / "invalid_json" / "1_broken.ipynb")
