@@ -1,0 +1,79 @@
+"""The trusted comparison: a submission's observation against the reference's, in the grader.
+
+Runs in the grader process on data loaded with ``torch.load(weights_only=True)``; never on objects
+that came from a student's process unchecked (:func:`check_plain` first).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+PLAIN_SCALARS = (type(None), bool, int, float, str)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether an observation matched, and (when it is a list of cases) how many cases differ."""
+
+    ok: bool
+    differing: int = 0
+    cases: int = 1
+    why: str = ""
+
+
+def check_plain(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` holds only plain tensors, scalars, strings and containers of them."""
+    if depth > 25:
+        return False
+    if type(value) in PLAIN_SCALARS or type(value) is torch.Tensor:
+        return True
+    if type(value) in (list, tuple):
+        return all(check_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(type(k) is str and check_plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def same(got: Any, want: Any, rtol: float | None, atol: float | None) -> bool:
+    """Structural equality; tensors and floats within tolerance, everything else exact."""
+    if type(got) is not type(want) and not (isinstance(got, dict) and isinstance(want, dict)):
+        return False
+    if isinstance(want, torch.Tensor):
+        if got.dtype != want.dtype or got.shape != want.shape:
+            return False
+        if not want.is_floating_point() and not want.is_complex():
+            return bool(torch.equal(got, want))
+        kwargs = {} if rtol is None else {"rtol": rtol, "atol": atol if atol is not None else 0.0}
+        try:
+            torch.testing.assert_close(got, want, equal_nan=True, **kwargs)
+        except AssertionError:
+            return False
+        return True
+    if isinstance(want, float):
+        return math.isclose(got, want, rel_tol=rtol if rtol is not None else 1e-6,
+                            abs_tol=atol if atol is not None else 1e-9) or (math.isnan(got) and math.isnan(want))
+    if isinstance(want, (list, tuple)):
+        return len(got) == len(want) and all(same(g, w, rtol, atol) for g, w in zip(got, want, strict=True))
+    if isinstance(want, dict):
+        return got.keys() == want.keys() and all(same(got[k], want[k], rtol, atol) for k in want)
+    return got == want
+
+
+def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None,
+            atol: float | None = None) -> Verdict:
+    """Compare two probe results (``{"value": ...}`` or ``{"error": ...}``)."""
+    if "error" in want:
+        return Verdict(False, why=f"the reference itself failed ({want['error']}): a broken probe")
+    if "value" not in got:
+        return Verdict(False, why=f"raised {got.get('error', 'an error').split(':')[0]}")
+    observed, expected = got["value"], want["value"]
+    if isinstance(expected, list) and isinstance(observed, list) and len(observed) == len(expected):
+        differing = sum(not same(g, w, rtol, atol) for g, w in zip(observed, expected, strict=True))
+        why = f"{differing} of {len(expected)} cases differ from the reference" if differing else ""
+        return Verdict(differing == 0, differing, len(expected), why)
+    ok = same(observed, expected, rtol, atol)
+    return Verdict(ok, 0 if ok else 1, 1, "" if ok else "differs from the reference")

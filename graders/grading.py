@@ -1,0 +1,208 @@
+"""Grade a batch: a reference run per lab, then every submission in a sandbox, in parallel; points
+are decided here, in the trusted grader, from the observations each run sent back."""
+
+from __future__ import annotations
+
+import queue
+import secrets
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from graders.compare import compare
+from graders.jail import Limits
+from graders.job import Job
+from graders.probing import Probe, load_probes
+from graders.restore import Restored, TestCell, reference_cells, restore, test_cells
+from graders.sandbox import JobOutcome, Worker
+from graders.submissions import Submission, matches_lab
+
+STATUS_WHY = {"timeout": "timed out", "crashed": "the process ended before grading finished",
+              "output limit": "printed more than the output limit", "result too large": "result over the size limit",
+              "bad result": "sent back something other than a grading result (tampering?)",
+              "worker died": "the sandbox died while grading it"}
+
+
+@dataclass
+class Lab:
+    """A lab as the trusted grader knows it: source, test cells and probes."""
+
+    chapter: str
+    name: str
+    source: nbformat.NotebookNode
+    probes_source: str
+    probes_file: str
+    probes: dict[str, Probe]
+    tests: list[TestCell]
+
+
+@dataclass
+class CellGrade:
+    """Points of one graded test cell and, when short, why (never hidden inputs or code)."""
+
+    grade_id: str
+    points: float
+    score: float
+    why: str = ""
+
+
+@dataclass
+class NotebookGrade:
+    """The grade of one submitted notebook."""
+
+    student: str
+    chapter: str
+    notebook: str
+    status: str
+    error: str = ""
+    cells: list[CellGrade] = field(default_factory=list)
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    flags: list[str] = field(default_factory=list)  # tampering and other things an instructor should look at
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.cells)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.cells)
+
+
+def load_lab(path: Path) -> Lab:
+    """Read a lab and its probe file; every graded test cell must have a probe."""
+    source = nbformat.read(path, as_version=4)
+    probes_path = path.parent / "probes" / f"{path.stem}.py"
+    if not probes_path.is_file():
+        raise ValueError(f"{path}: no probe file {probes_path}")
+    probes_source = probes_path.read_text(encoding="utf-8")
+    probes = load_probes(probes_source, str(probes_path))
+    tests = test_cells(source)
+    missing = [t.grade_id for t in tests if t.grade_id not in probes]
+    if missing:
+        raise ValueError(f"{probes_path}: no probe for {', '.join(missing)}")
+    return Lab(path.parent.name, path.stem, source, probes_source, probes_path.name, probes, tests)
+
+
+def job_for(lab: Lab, cells: Restored | list, salt: int) -> Job:
+    """The sandbox job of a notebook's cells, with the lab's probes."""
+    return Job(cells.cells if isinstance(cells, Restored) else cells, lab.probes_source, lab.probes_file, salt)
+
+
+def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) -> list[CellGrade]:
+    """Points per test cell: visible tests passed in the sandbox and the probe matched the reference."""
+    grades = []
+    for test in lab.tests:
+        if outcome.result is None:
+            grades.append(CellGrade(test.grade_id, test.points, 0.0, STATUS_WHY.get(outcome.status, outcome.status)))
+            continue
+        if test.grade_id in restored.missing:
+            grades.append(CellGrade(test.grade_id, test.points, 0.0, "test cell deleted or retyped"))
+            continue
+        ran = outcome.result["cells"].get(test.grade_id, {"ok": False, "error": "did not run"})
+        probe = lab.probes[test.grade_id]
+        verdict = compare(outcome.result["probes"].get(test.grade_id, {"error": "not run"}),
+                          reference["probes"][test.grade_id], probe.rtol, probe.atol)
+        why = []
+        if not ran["ok"]:
+            why.append(f"visible tests failed: {ran['error']}")
+        if not verdict.ok:
+            why.append(f"hidden check '{probe.description}': {verdict.why}")
+        grades.append(CellGrade(test.grade_id, test.points, test.points if not why else 0.0, "; ".join(why)))
+    return grades
+
+
+class Pool:
+    """Sandbox workers handed out to threads, one job each at a time."""
+
+    def __init__(self, size: int, limits: Limits, threads: int, use_bwrap: bool, log_dir: Path) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log") for i in range(size)]
+        self.free: queue.Queue[Worker] = queue.Queue()
+        with ThreadPoolExecutor(size) as starting:
+            list(starting.map(Worker.start, self.workers))
+        for worker in self.workers:
+            self.free.put(worker)
+
+    def run(self, job: Job) -> JobOutcome:
+        worker = self.free.get()
+        try:
+            return worker.run(job)
+        finally:
+            self.free.put(worker)
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+
+
+@dataclass
+class Batch:
+    """Everything one `labs grade` run produced."""
+
+    grades: list[NotebookGrade]
+    isolation: list[str]
+    salt: int
+
+
+def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> dict[tuple[str, str], dict]:
+    """Each lab's source run once in the sandbox: the observations submissions must match."""
+    references = {}
+    for key, lab in labs.items():
+        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt))
+        broken = [g for g, r in (outcome.result or {}).get("probes", {}).items() if "error" in r]
+        if outcome.result is None or broken:
+            detail = f"probes {', '.join(broken)} failed" if broken else outcome.status
+            raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed ({detail}): "
+                               f"{outcome.output_tail.strip().splitlines()[-1:] or ''}")
+        references[key] = outcome.result
+    return references
+
+
+def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:
+    """Grade one submission; every problem ends up in the grade, none escapes."""
+    grade = NotebookGrade(sub.student, sub.chapter, sub.notebook, "error", sub.error)
+    if lab is None or reference is None:
+        grade.error = grade.error or f"{sub.path}: no such lab"
+        return grade
+    if sub.nb is None or not matches_lab(sub.nb, {t.grade_id for t in lab.tests}):
+        grade.error = grade.error or f"{sub.path}: not {lab.chapter}/{lab.name} (none of its graded cells)"
+        grade.cells = [CellGrade(t.grade_id, t.points, 0.0, "not graded: " + grade.error) for t in lab.tests]
+        return grade
+    restored = restore(lab.source, sub.nb)
+    outcome = pool.run(job_for(lab, restored, salt))
+    grade.status = outcome.status if outcome.status != "ok" else "graded"
+    grade.error = "" if outcome.status == "ok" else STATUS_WHY.get(outcome.status, outcome.status)
+    grade.seconds, grade.cpu_seconds = outcome.seconds, outcome.cpu_seconds
+    grade.cells = score(lab, restored, outcome, reference)
+    grade.flags = [f"test cell {g} deleted or retyped" for g in restored.missing]
+    grade.flags += [f"test cell {g} edited (restored from the source)" for g in restored.altered]
+    if outcome.status == "bad result":
+        grade.flags.append("sent back a forged or malformed result")
+    return grade
+
+
+def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,
+                use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None) -> Batch:
+    """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel."""
+    salt = secrets.randbits(62)
+    threads = 1
+    pool = Pool(jobs, limits, threads, use_bwrap, log_dir)
+    try:
+        references = reference_runs(pool, labs, salt)
+        isolation = pool.run(Job([])).isolation
+
+        def one(sub: Submission) -> NotebookGrade:
+            key = (sub.chapter, sub.notebook)
+            grade = grade_one(pool, labs.get(key), sub, references.get(key), salt)
+            on_done(grade)
+            return grade
+
+        with ThreadPoolExecutor(jobs) as running:
+            grades = list(running.map(one, subs))
+    finally:
+        pool.close()
+    return Batch(grades, isolation, salt)

@@ -1,0 +1,99 @@
+"""What a sandboxed job process does to itself before running a submission: its own uid, private
+namespaces, a fresh /tmp, no capabilities, and resource limits. Linux only, through libc.
+
+Called in a process forked from the warm zygote (:mod:`graders.zygote`); see :func:`enter`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+from dataclasses import dataclass
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
+CAP_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-submission resource limits."""
+
+    wall_seconds: float = 300.0
+    cpu_seconds: int = 600
+    memory_bytes: int = 4 << 30  # address space beyond what the warm process already maps
+    processes: int = 256  # processes and threads of the job's uid
+    output_bytes: int = 2 << 20  # stdout + stderr
+    result_bytes: int = 64 << 20
+    file_bytes: int = 64 << 20  # largest file the job may write
+    tmp_bytes: int = 512 << 20  # its private /tmp
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def drop_to_uid(uid: int) -> str:
+    """As root: become ``uid`` for real (so the process-count limit applies). Else stay as is."""
+    if os.getuid() != 0:
+        return f"runs as the grader's own uid {os.getuid()} (not root: no separate uid)"
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    return f"uid {uid}"
+
+
+def private_namespaces(network: bool) -> str:
+    """New user, mount, pid and IPC namespaces (and network, when asked) for this process."""
+    uid, gid = os.getuid(), os.getgid()
+    _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)  # its /proc files become its own: it writes its uid_map
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (CLONE_NEWNET if network else 0)
+    _check(_libc.unshare(flags), "unshare")
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(text)
+    return "user, mount, pid, ipc" + (", network" if network else "") + " namespaces"
+
+
+def fresh_tmp(size_bytes: int) -> str:
+    """Mount an empty, size-capped /tmp (and /dev/shm) visible to this job only; cd there."""
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    options = f"size={size_bytes},mode=0700".encode()
+    _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
+    if os.path.isdir("/dev/shm"):
+        _libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, options)
+    for folder in ("/tmp/home", "/tmp/work", "/tmp/cache"):
+        os.makedirs(folder, exist_ok=True)
+    os.chdir("/tmp/work")
+    return "private /tmp"
+
+
+def drop_capabilities() -> str:
+    """No capabilities left, in any namespace, and none to gain through exec."""
+    header = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.capset(header, data), "capset")
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    return "no capabilities"
+
+
+def set_limits(limits: Limits, base_processes: int = 0) -> str:
+    """CPU, address space, processes, file size, open files; no core dumps.
+
+    ``base_processes``: tasks the uid already runs elsewhere (they count against the limit too).
+    """
+    with open("/proc/self/status") as status:
+        mapped = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    for kind, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, mapped + limits.memory_bytes),
+                        (resource.RLIMIT_NPROC, limits.processes + base_processes), (resource.RLIMIT_FSIZE, limits.file_bytes),
+                        (resource.RLIMIT_NOFILE, 1024), (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(kind, (value, value))
+    return (f"limits: {limits.cpu_seconds} s CPU, {limits.memory_bytes >> 20} MiB memory, "
+            f"{limits.processes} processes, {limits.file_bytes >> 20} MiB files")

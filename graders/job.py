@@ -1,0 +1,106 @@
+"""One grading job, as it runs inside the sandbox: execute the cells, then the probes.
+
+The job arrives as plain data from the trusted grader (``Job``); what comes back is plain data
+too (``dict``), serialized by the sandbox with ``torch.save`` and read with ``weights_only=True``.
+Nothing here decides a score: test-cell results and observations are only claims, checked by the
+grader against a reference run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from graders.probing import load_probes, run_probe
+
+MESSAGE_CHARS = 500
+
+
+@dataclass
+class Cell:
+    """A code cell to execute: ``key`` names it in the result (grade_id, or ``cell<N>``)."""
+
+    key: str
+    source: str
+    graded: bool = False
+
+
+@dataclass
+class Job:
+    """What the sandbox runs: the notebook's cells in order, then the lab's probes."""
+
+    cells: list[Cell]
+    probes_source: str = ""
+    probes_file: str = "probes.py"
+    salt: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_plain(self) -> dict[str, Any]:
+        """The job as JSON-able data, for the pipe into the sandbox."""
+        return {"cells": [c.__dict__ for c in self.cells], "probes_source": self.probes_source,
+                "probes_file": self.probes_file, "salt": self.salt, "env": self.env}
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> Job:
+        """Inverse of :meth:`to_plain`."""
+        return cls([Cell(**c) for c in data["cells"]], data["probes_source"], data["probes_file"],
+                   int(data["salt"]), dict(data["env"]))
+
+
+def _error_text(err: BaseException) -> str:
+    try:
+        text = f"{type(err).__name__}: {err}"
+    except Exception:  # noqa: BLE001 - a submission's exception may refuse str()
+        text = type(err).__name__
+    return text[:MESSAGE_CHARS]
+
+
+def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Run ``cells`` in one IPython shell; per graded cell ``{"ok", "error"}``, and the namespace."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    results: dict[str, dict[str, Any]] = {}
+    for cell in cells:
+        outcome = shell.run_cell(cell.source, store_history=False)
+        err = outcome.error_before_exec or outcome.error_in_exec
+        if cell.graded:
+            results[cell.key] = {"ok": err is None, "error": _error_text(err) if err else ""}
+    return results, shell.user_ns
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Execute ``job`` here and now; returns ``{"cells": ..., "probes": ...}`` as plain data."""
+    os.environ.update(job.env)
+    cells, ns = execute_cells(job.cells)
+    observations: dict[str, Any] = {}
+    if job.probes_source:
+        for grade_id, found in load_probes(job.probes_source, job.probes_file).items():
+            observations[grade_id] = run_probe(found, ns, job.salt)
+    return {"cells": cells, "probes": observations}
+
+
+def main() -> None:
+    """``python -m graders.job``: a job as JSON on stdin, its result (torch.save bytes) on stdout.
+
+    Unsandboxed: the sandbox runs :func:`run_job` itself; this entry point is for the instructor's
+    own, trusted notebooks (reference runs while writing probes).
+    """
+    import io
+    import json
+    import sys
+
+    import torch
+
+    job = Job.from_plain(json.load(sys.stdin))
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # the notebook's prints go to stderr; stdout carries only the result
+    buffer = io.BytesIO()
+    torch.save(run_job(job), buffer)
+    out.write(buffer.getvalue())
+    out.flush()
+
+
+if __name__ == "__main__":
+    main()

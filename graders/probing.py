@@ -1,0 +1,142 @@
+"""Probes: instructor code that drives a submission on inputs drawn anew for each grading run.
+
+A lab's probe file (``course/<chapter>/probes/<lab>.py``) holds one probe per graded test cell::
+
+    @probe("test_storage_index")
+    def storage_index(ns: Namespace, draw: Draw) -> Observation:
+        '''storage_index on random shapes, strides and offsets'''
+        cases = [random_layout(draw) for _ in range(50)]
+        return [ns["storage_index"](*case) for case in cases]
+
+A probe runs inside the sandbox twice: after the student's notebook and after the instructor's
+source. The trusted grader compares the two observations. So a probe only *drives* the code under
+test and returns what it produced (tensors, numbers, strings, None, and lists, tuples and dicts of
+them). It never computes the expected answer nor compares anything: both would run next to student
+code, which can rewrite them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+Namespace = dict[str, Any]
+Observation = Any
+ProbeFn = Callable[[Namespace, "Draw"], Observation]
+
+RAISED = "__raised__"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One graded test cell's probe and how closely floating-point results must agree."""
+
+    grade_id: str
+    fn: ProbeFn
+    rtol: float | None = None
+    atol: float | None = None
+
+    @property
+    def description(self) -> str:
+        """First line of the probe's docstring: what it checks, shown to students."""
+        doc = (self.fn.__doc__ or self.fn.__name__).strip()
+        return doc.splitlines()[0]
+
+
+_registry: dict[str, Probe] = {}
+
+
+def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None) -> Callable[[ProbeFn], ProbeFn]:
+    """Register ``fn`` as the probe of the graded test cell ``grade_id``."""
+
+    def register(fn: ProbeFn) -> ProbeFn:
+        _registry[grade_id] = Probe(grade_id, fn, rtol, atol)
+        return fn
+
+    return register
+
+
+class Draw:
+    """Random inputs for one probe: seeded from the grading run's salt and the probe's grade_id."""
+
+    def __init__(self, salt: int, grade_id: str) -> None:
+        digest = hashlib.sha256(f"{salt}:{grade_id}".encode()).digest()
+        self.seed = int.from_bytes(digest[:8], "little") >> 1
+        self.random = random.Random(self.seed)
+        self.gen = torch.Generator().manual_seed(self.seed)
+
+    def randn(self, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """Standard-normal tensor of ``shape`` from this draw's generator."""
+        return torch.randn(*shape, generator=self.gen, dtype=dtype)
+
+    def randint(self, low: int, high: int) -> int:
+        """An int in ``[low, high]`` (both ends included)."""
+        return self.random.randint(low, high)
+
+    def choice(self, options: list) -> Any:
+        """One of ``options``."""
+        return self.random.choice(options)
+
+
+def outcome(fn: Callable, *args: Any, **kwargs: Any) -> Observation:
+    """``fn(*args, **kwargs)``, or ``{"__raised__": "<exception type>"}`` when it raises."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as err:  # noqa: BLE001 - the exception type is the observation
+        return {RAISED: type(err).__name__}
+
+
+def to_plain(value: Any, depth: int = 0) -> Observation:
+    """``value`` as plain data a weights-only loader accepts; anything else becomes a marker."""
+    if depth > 20:
+        return {"__unplain__": "nested too deep"}
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, torch.Tensor):
+        plain = torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu()) if type(value) is not torch.Tensor \
+            else value.detach().cpu()
+        return plain.clone().contiguous()
+    if type(value) in (list, tuple):
+        return type(value)(to_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return {str(k): to_plain(v, depth + 1) for k, v in value.items()}
+    if type(value) in (torch.Size,):
+        return tuple(int(v) for v in value)
+    return {"__unplain__": type(value).__name__}
+
+
+def load_probes(source: str, filename: str) -> dict[str, Probe]:
+    """Run a probe file's source and return its probes by grade_id."""
+    _registry.clear()
+    code = compile(source, filename, "exec")
+    exec(code, {"__name__": "lab_probes", "__file__": filename})  # noqa: S102 - instructor code
+    found = dict(_registry)
+    _registry.clear()
+    return found
+
+
+def seed_globals(seed: int) -> None:
+    """Seed the global generators a probe's code under test may draw from."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed % 2**32)
+    except ImportError:
+        pass
+
+
+def run_probe(found: Probe, ns: Namespace, salt: int) -> dict[str, Observation]:
+    """``{"value": observation}`` or ``{"error": "<type>: <message>"}`` for one probe."""
+    draw = Draw(salt, found.grade_id)
+    seed_globals(draw.seed)
+    try:
+        return {"value": to_plain(found.fn(ns, draw))}
+    except Exception as err:  # noqa: BLE001 - any failure of the code under test is a result
+        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}

@@ -1,0 +1,119 @@
+"""What a grading run leaves for the instructor: results.json, a CSV and Gradescope export from the
+gradebook, and an HTML summary (score distribution per exercise, submissions that went wrong)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from nbgrader.api import Gradebook
+
+from graders.grading import Batch, NotebookGrade
+
+
+def write_results(batch: Batch, path: Path) -> None:
+    """Every grade of the run, per cell with the reason for lost points, as JSON."""
+    data = {"isolation": batch.isolation, "grades": [asdict(g) | {"score": g.score, "max_score": g.max_score}
+                                                     for g in batch.grades]}
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def gradebook_rows(db_url: str) -> list[dict]:
+    """One row per student and notebook: per-cell scores (manual score wins over auto), total."""
+    rows = []
+    with Gradebook(db_url) as gradebook:
+        for assignment in gradebook.assignments:
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    row = {"student": submission.student.id, "chapter": assignment.name, "notebook": notebook.name}
+                    cells = {g.name: float(g.score) for g in notebook.grades if g.max_score > 0}
+                    row |= cells | {"score": sum(cells.values()), "max_score": float(notebook.max_score)}
+                    rows.append(row)
+    return rows
+
+
+def export_csv(db_url: str, out: Path) -> int:
+    """Write the gradebook as CSV; returns the number of rows."""
+    rows = gradebook_rows(db_url)
+    columns = ["student", "chapter", "notebook"]
+    columns += sorted({k for r in rows for k in r} - {*columns, "score", "max_score"}) + ["score", "max_score"]
+    with out.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, columns, restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    return len(rows)
+
+
+def gradescope_results(grade: NotebookGrade) -> dict:
+    """Gradescope's autograder ``results.json`` for one notebook."""
+    tests = [{"name": c.grade_id, "score": c.score, "max_score": c.points, "output": c.why or "passed",
+              "visibility": "visible"} for c in grade.cells]
+    result = {"score": grade.score, "tests": tests}
+    if grade.error:
+        result["output"] = grade.error
+    return result
+
+
+def export_gradescope(results_json: Path, out: Path) -> int:
+    """One ``<student>/<chapter>/results.json`` per graded notebook; returns how many were written."""
+    data = json.loads(results_json.read_text(encoding="utf-8"))
+    count = 0
+    for raw in data["grades"]:
+        grade = NotebookGrade(**{k: v for k, v in raw.items() if k not in ("score", "max_score", "cells")})
+        from graders.grading import CellGrade
+
+        grade.cells = [CellGrade(**c) for c in raw["cells"]]
+        folder = out / grade.student / grade.chapter
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").write_text(json.dumps(gradescope_results(grade), indent=1), encoding="utf-8")
+        count += 1
+    return count
+
+
+def _distribution_png(grades: list[NotebookGrade]) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ids = list(dict.fromkeys(c.grade_id for g in grades for c in g.cells))
+    full = [sum(1 for g in grades for c in g.cells if c.grade_id == i and c.score >= c.points) for i in ids]
+    zero = [sum(1 for g in grades for c in g.cells if c.grade_id == i and c.score == 0) for i in ids]
+    fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(ids)), 3))
+    ax.bar(ids, full, label="full points")
+    ax.bar(ids, zero, bottom=full, label="zero")
+    ax.set_ylabel("submissions")
+    ax.tick_params(axis="x", rotation=30)
+    ax.legend()
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def write_summary(batch: Batch, path: Path) -> None:
+    """An HTML page: isolation, per-chapter score distribution per exercise, problem submissions."""
+    parts = ["<!doctype html><meta charset='utf-8'><title>labs grade summary</title><h1>Grading summary</h1>",
+             "<p>Isolation: " + html.escape("; ".join(batch.isolation) or "unknown") + "</p>"]
+    for chapter in sorted({g.chapter for g in batch.grades}):
+        grades = [g for g in batch.grades if g.chapter == chapter and g.cells]
+        parts.append(f"<h2>{html.escape(chapter)}</h2>")
+        if grades:
+            scores = sorted(g.score for g in grades)
+            parts.append(f"<p>{len(grades)} notebooks, median {scores[len(scores) // 2]:g}/{grades[0].max_score:g}</p>")
+            parts.append(f"<img alt='score distribution per exercise' src='data:image/png;base64,{_distribution_png(grades)}'>")
+    problems = [g for g in batch.grades if g.status != "graded" or g.flags]
+    parts.append(f"<h2>Submissions to look at ({len(problems)})</h2><table><tr><th>student</th><th>notebook</th>"
+                 "<th>status</th><th>why</th></tr>")
+    for g in problems:
+        why = "; ".join(filter(None, [g.error, *g.flags]))
+        parts.append(f"<tr><td>{html.escape(g.student)}</td><td>{html.escape(g.chapter)}/{html.escape(g.notebook)}</td>"
+                     f"<td>{html.escape(g.status)}</td><td>{html.escape(why)}</td></tr>")
+    parts.append("</table>")
+    path.write_text("\n".join(parts), encoding="utf-8")

@@ -1,0 +1,101 @@
+"""Build the cells a sandbox runs from a submission, with graded cells restored from the source.
+
+nbgrader's rule, kept here: what the instructor wrote (test cells, locked cells, points) comes from
+the source notebook; only what the student may change (solution and free cells) comes from the
+submission. Hidden tests never travel into the sandbox: their work is done by the lab's probes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import nbformat
+
+from graders.job import Cell
+
+HIDDEN_BLOCK = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
+
+
+@dataclass(frozen=True)
+class TestCell:
+    """A graded test cell of the source notebook."""
+
+    grade_id: str
+    points: float
+    visible_source: str
+
+
+@dataclass
+class Restored:
+    """The cells to run and what restoring them found wrong with the submission."""
+
+    cells: list[Cell]
+    missing: list[str] = field(default_factory=list)  # graded cells deleted or retyped
+    altered: list[str] = field(default_factory=list)  # graded cells whose source or metadata was edited
+
+
+def nbgrader_meta(cell: nbformat.NotebookNode) -> dict:
+    """The cell's nbgrader metadata, ``{}`` when absent or malformed."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def visible_part(source: str) -> str:
+    """A test cell's source without its hidden-test blocks."""
+    return HIDDEN_BLOCK.sub("", source)
+
+
+def test_cells(source_nb: nbformat.NotebookNode) -> list[TestCell]:
+    """The graded test cells of the source, in notebook order."""
+    found = []
+    for cell in source_nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            found.append(TestCell(meta["grade_id"], float(meta.get("points", 0)), visible_part(cell.source)))
+    return found
+
+
+def locked_sources(source_nb: nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id -> source of every locked or graded code cell the student may not change."""
+    return {nbgrader_meta(c)["grade_id"]: c.source for c in source_nb.cells
+            if c.cell_type == "code" and nbgrader_meta(c).get("grade_id")
+            and (nbgrader_meta(c).get("locked") or nbgrader_meta(c).get("grade")) and not nbgrader_meta(c).get("solution")}
+
+
+def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode) -> Restored:
+    """The submission's code cells in its order, test and locked cells taken from the source."""
+    tests = {t.grade_id: t for t in test_cells(source_nb)}
+    locked = locked_sources(source_nb)
+    result = Restored([])
+    seen: set[str] = set()
+    for index, cell in enumerate(submitted.cells):
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if cell.cell_type != "code" or not isinstance(grade_id, str) or grade_id in seen:
+            if cell.cell_type == "code":
+                result.cells.append(Cell(f"cell{index}", cell.source))
+            continue
+        if grade_id in tests:
+            seen.add(grade_id)
+            if cell.source != tests[grade_id].visible_source or _points(cell) != tests[grade_id].points:
+                result.altered.append(grade_id)
+            result.cells.append(Cell(grade_id, tests[grade_id].visible_source, graded=True))
+        elif grade_id in locked:
+            seen.add(grade_id)
+            result.cells.append(Cell(grade_id, locked[grade_id]))
+        else:
+            result.cells.append(Cell(f"cell{index}", cell.source))
+    result.missing = [g for g in tests if g not in seen]
+    return result
+
+
+def reference_cells(source_nb: nbformat.NotebookNode) -> list[Cell]:
+    """The source notebook's own code cells (solutions included), test cells without hidden parts."""
+    return restore(source_nb, source_nb).cells
+
+
+def _points(cell: nbformat.NotebookNode) -> float:
+    try:
+        return float(nbgrader_meta(cell).get("points", 0))
+    except (TypeError, ValueError):
+        return -1.0
