@@ -14,6 +14,7 @@ from ci import lint as lint_rules
 from ci import report, timings
 from ci.notebooks import BadInput, discover, read
 from graders import cli as graders_cli
+from graders import cli_grade
 from graders.gradebook_course import ensure_tools_on_path
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -151,6 +152,9 @@ def run(
 app.command("check")(graders_cli.check)
 app.command("release")(graders_cli.release)
 app.command("lab")(graders_cli.lab)
+app.command("grade")(cli_grade.grade)
+app.command("feedback")(cli_grade.feedback)
+app.command("export")(cli_grade.export)
 
 
 def main() -> None:

@@ -122,9 +122,10 @@ class Pool:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log") for i in range(size)]
         self.free: queue.Queue[Worker] = queue.Queue()
-        with ThreadPoolExecutor(size) as starting:
-            list(starting.map(Worker.start, self.workers))
+        for worker in self.workers:  # from this thread: a sandbox dies with the thread that started it
+            worker.spawn()
         for worker in self.workers:
+            worker.wait_ready()
             self.free.put(worker)
 
     def run(self, job: Job) -> JobOutcome:

@@ -24,6 +24,15 @@ class TestCell:
     grade_id: str
     points: float
     visible_source: str
+    full_source: str
+
+    def edited(self, source: str) -> bool:
+        """True when ``source`` is neither the released (visible) nor the full test, up to whitespace."""
+        return _squeeze(source) not in (_squeeze(self.visible_source), _squeeze(self.full_source))
+
+
+def _squeeze(source: str) -> str:
+    return "".join(source.split())
 
 
 @dataclass
@@ -52,7 +61,7 @@ def test_cells(source_nb: nbformat.NotebookNode) -> list[TestCell]:
     for cell in source_nb.cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            found.append(TestCell(meta["grade_id"], float(meta.get("points", 0)), visible_part(cell.source)))
+            found.append(TestCell(meta["grade_id"], float(meta.get("points", 0)), visible_part(cell.source), cell.source))
     return found
 
 
@@ -77,7 +86,7 @@ def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode) 
             continue
         if grade_id in tests:
             seen.add(grade_id)
-            if cell.source != tests[grade_id].visible_source or _points(cell) != tests[grade_id].points:
+            if tests[grade_id].edited(cell.source) or _points(cell) != tests[grade_id].points:
                 result.altered.append(grade_id)
             result.cells.append(Cell(grade_id, tests[grade_id].visible_source, graded=True))
         elif grade_id in locked:

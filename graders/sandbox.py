@@ -63,7 +63,7 @@ def bwrap_command(privileged: bool) -> list[str]:
             cmd += ["--symlink", target, link]
         elif os.path.isdir(link):
             cmd += ["--ro-bind", link, link]
-    cmd += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--remount-ro", "/tmp"]
+    cmd += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     made: set[str] = set()
     for folder in readable_binds():
         for parent in reversed(Path(folder).parents[:-1]):
@@ -73,6 +73,7 @@ def bwrap_command(privileged: bool) -> list[str]:
         cmd += ["--ro-bind", folder, folder]
     return cmd + ["--clearenv", "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
                   "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
+                  "--setenv", "MPLCONFIGDIR", "/tmp/zygote/mpl", "--setenv", "XDG_CACHE_HOME", "/tmp/zygote/cache",
                   "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--chdir", "/tmp"]
 
 
@@ -115,12 +116,20 @@ class Worker:
 
     def start(self) -> None:
         """Start the sandbox and wait until its zygote has imported torch."""
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
         zygote = [sys.executable, "-m", "graders.zygote"]
         cmd = bwrap_command(os.getuid() == 0) + zygote if self.use_bwrap else zygote
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                      env=None if self.use_bwrap else job_env(self.threads),
                                      cwd="/tmp" if not self.use_bwrap else None)
+
+    def wait_ready(self) -> None:
+        """Block until the zygote reports it has imported what jobs need."""
         ready = read_frame(self.proc.stdout)
         if ready is None:
             raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})")

@@ -64,13 +64,14 @@ def read_notebook(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
     if size > MAX_NOTEBOOK_BYTES:
         return None, f"{path}: {size >> 20} MiB is over the {MAX_NOTEBOOK_BYTES >> 20} MiB limit"
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        text = path.read_bytes().decode("utf-8")
+        data = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         return None, f"{path}: not a notebook (invalid JSON: {str(err).splitlines()[0][:120]})"
     if not isinstance(data, dict) or data.get("nbformat") != 4:
         return None, f"{path}: unsupported notebook format (nbformat {data.get('nbformat') if isinstance(data, dict) else '?'}; need 4)"
     try:
-        nb = nbformat.from_dict(data)
+        nb = nbformat.reads(text, as_version=4)  # also joins sources stored as lists of lines
         nbformat.validate(nb)
     except Exception as err:  # noqa: BLE001 - nbformat raises several kinds of validation errors
         return None, f"{path}: invalid notebook ({str(err).splitlines()[0][:160]})"

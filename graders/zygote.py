@@ -51,10 +51,13 @@ def warm_up() -> list[str]:
 
     failed = []
     for name in WARM_MODULES:
+        before = set(sys.modules)
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing optional module only costs time later
             failed.append(name)
+            for partial in set(sys.modules) - before:  # a half-imported module would break every job
+                del sys.modules[partial]
     return failed
 
 
@@ -106,6 +109,8 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
 
     observations = {g: run_probe(p, ns, int(probes["salt"])) for g, p in
                     load_probes(probes["source"], probes["file"]).items()} if probes.get("source") else {}
+    sys.stdout.flush()
+    sys.stderr.flush()
     buffer = io.BytesIO()
     torch.save({"cells": cells, "probes": observations}, buffer)
     with os.fdopen(pipes["result"], "wb") as out:
