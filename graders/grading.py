@@ -23,7 +23,7 @@ from graders.submissions import Submission, matches_lab
 STATUS_WHY = {"timeout": "timed out", "crashed": "the process ended before grading finished",
               "output limit": "printed more than the output limit", "result too large": "result over the size limit",
               "bad result": "sent back something other than a grading result (tampering?)",
-              "worker died": "the sandbox died while grading it"}
+              "worker died": "the sandbox died while grading it", "grader error": "the grader failed on it"}
 
 
 @dataclass
@@ -174,16 +174,25 @@ def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | No
         grade.cells = [CellGrade(t.grade_id, t.points, 0.0, "not graded: " + grade.error) for t in lab.tests]
         return grade
     restored = restore(lab.source, sub.nb)
-    outcome = pool.run(job_for(lab, restored, salt))
+    try:
+        outcome = pool.run(job_for(lab, restored, salt))
+    except Exception as err:  # noqa: BLE001 - one submission never stops the batch
+        outcome = JobOutcome("grader error", output_tail=f"{type(err).__name__}: {err}")
+    if outcome.result is not None and not complete(outcome.result, lab, restored):
+        outcome.status, outcome.result = "bad result", None
     grade.status = outcome.status if outcome.status != "ok" else "graded"
     grade.error = "" if outcome.status == "ok" else STATUS_WHY.get(outcome.status, outcome.status)
     grade.seconds, grade.cpu_seconds = outcome.seconds, outcome.cpu_seconds
     grade.cells = score(lab, restored, outcome, reference)
     grade.flags = [f"test cell {g} deleted or retyped" for g in restored.missing]
     grade.flags += [f"test cell {g} edited (restored from the source)" for g in restored.altered]
-    if outcome.status == "bad result":
-        grade.flags.append("sent back a forged or malformed result")
     return grade
+
+
+def complete(result: dict, lab: Lab, restored: Restored) -> bool:
+    """A genuine result has an observation for every probe and a record of every test cell that ran."""
+    ran = {c.key for c in restored.cells if c.graded}
+    return set(result["probes"]) == set(lab.probes) and ran <= set(result["cells"])
 
 
 def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,

@@ -27,7 +27,7 @@ class Limits:
     wall_seconds: float = 300.0
     cpu_seconds: int = 600
     memory_bytes: int = 4 << 30  # address space beyond what the warm process already maps
-    processes: int = 256  # processes and threads of the job's uid
+    processes: int = 128  # processes and threads of the job's uid
     output_bytes: int = 2 << 20  # stdout + stderr
     result_bytes: int = 64 << 20
     file_bytes: int = 64 << 20  # largest file the job may write

@@ -73,14 +73,18 @@ def locked_sources(source_nb: nbformat.NotebookNode) -> dict[str, str]:
 
 
 def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode) -> Restored:
-    """The submission's code cells in its order, test and locked cells taken from the source."""
+    """The submission's code cells in its order, test and locked cells taken from the source.
+
+    A grade_id claimed by several cells counts at its last cell; the others run as the student's code.
+    """
     tests = {t.grade_id: t for t in test_cells(source_nb)}
     locked = locked_sources(source_nb)
     result = Restored([])
+    last = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(submitted.cells) if c.cell_type == "code"}
     seen: set[str] = set()
     for index, cell in enumerate(submitted.cells):
         grade_id = nbgrader_meta(cell).get("grade_id")
-        if cell.cell_type != "code" or not isinstance(grade_id, str) or grade_id in seen:
+        if cell.cell_type != "code" or not isinstance(grade_id, str) or last.get(grade_id) != index:
             if cell.cell_type == "code":
                 result.cells.append(Cell(f"cell{index}", cell.source))
             continue

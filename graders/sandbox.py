@@ -146,7 +146,7 @@ class Worker:
             write_frame(self.proc.stdin, json.dumps(spec).encode())
             write_frame(self.proc.stdin, json.dumps(probes).encode())
             header, result = read_frame(self.proc.stdout), read_frame(self.proc.stdout)
-        except (BrokenPipeError, OSError):
+        except (OSError, ValueError, MemoryError):
             header = result = None
         if header is None or result is None:
             self.close()

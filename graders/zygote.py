@@ -28,6 +28,7 @@ WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.distributed",
                 "IPython.core.interactiveshell", "graders.job", "graders.probing", "labutils", "matplotlib.pyplot")
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 TAIL_BYTES = 4096
+MAX_FRAME = 256 << 20
 
 
 def read_frame(stream: BinaryIO) -> bytes | None:
@@ -36,6 +37,8 @@ def read_frame(stream: BinaryIO) -> bytes | None:
     if len(head) < 8:
         return None
     size = struct.unpack("<Q", head)[0]
+    if size > MAX_FRAME:
+        raise ValueError(f"frame of {size} bytes: the stream is corrupt")
     return stream.read(size)
 
 
@@ -121,6 +124,11 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
 def _supervisor(spec: dict, pipes: dict[str, int]) -> None:
     """The forked child: own uid and namespaces, then fork the job process and wait for it."""
     try:
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)  # the zygote's job stream: other students' notebooks
+        keep = sorted({*pipes.values(), 1, 2})
+        for low, high in zip([3, *[k + 1 for k in keep if k >= 3]], [*[k for k in keep if k >= 3], 65536], strict=True):
+            os.closerange(low, high)  # the zygote's result stream, and anything else inherited
         os.setsid()
         notes: list[str] = []
         _step(notes, "separate uid", lambda: jail.drop_to_uid(spec["uid"]))
@@ -211,7 +219,8 @@ def supervise(spec: dict, probes: bytes) -> tuple[dict, bytes]:
                 pass
     watch.close()
     _, status, usage = os.wait4(pid, 0)
-    header = {"status": watch.verdict or ("ok" if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else "crashed"),
+    finished = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and bool(watch.data["result"])
+    header = {"status": watch.verdict or ("ok" if finished else "crashed"),
               "exit_code": os.waitstatus_to_exitcode(status), "seconds": round(time.monotonic() - started, 3),
               "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_mb": usage.ru_maxrss // 1024,
               "output_bytes": watch.output_bytes, "output_tail": watch.data["output"].decode(errors="replace"),

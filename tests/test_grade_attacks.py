@@ -1,0 +1,204 @@
+"""`labs grade` against submissions that try to cheat or break the grader, in one batch.
+
+Each attack replaces the fixture lab's solutions with the attack (no real solution), so every
+graded cell must earn 0; an honest student graded in the same batch must keep full marks, and the
+gradebook must hold exactly the grader's scores afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.conftest import FIXTURES, labs
+
+LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
+CHAPTER = "fx_basic"
+FULL = {"test_scale": 2.0, "test_relu_grad": 3.0}
+
+WRONG = "def scale(t, factor):\n    return t\n\ndef relu_grad(x):\n    return torch.ones_like(x)\n"
+ATTACKS = {
+    "always-equal": "class Yes(torch.Tensor):\n    def __eq__(self, other):\n        return True\n"
+                    "    __ne__ = lambda self, other: False\n\n"
+                    "def scale(t, factor):\n    return torch.zeros_like(t).as_subclass(Yes)\n\n"
+                    "def relu_grad(x):\n    return torch.zeros_like(x).as_subclass(Yes)\n",
+    "patch-testing": WRONG + "torch.testing.assert_close = lambda *a, **k: None\n"
+                             "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
+                             "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n",
+    "patch-builtins": WRONG + "import builtins\nbuiltins.AssertionError = type('Nope', (BaseException,), {})\n"
+                              "builtins.isinstance = lambda *a: True\n",
+    "hide-errors": WRONG + "ip = get_ipython()\nip.set_custom_exc((BaseException,), lambda *a, **k: None)\n"
+                           "ip.showtraceback = lambda *a, **k: None\n",
+    "forge-result": WRONG + "import os, io\nbuf = io.BytesIO()\n"
+                            "torch.save({'cells': {'test_scale': {'ok': True, 'error': ''}}, 'probes': {}}, buf)\n"
+                            "for fd in range(3, 64):\n    try:\n        os.write(fd, buf.getvalue())\n"
+                            "    except OSError:\n        pass\nos._exit(0)\n",
+    "write-gradebook": WRONG + "import sqlite3, glob\nfor p in ['../../../gradebook.db', '/tmp/gradebook.db'] + "
+                               "glob.glob('/tmp/**/gradebook.db', recursive=True) + glob.glob('/work/**/*.db', recursive=True):\n    try:\n"
+                               "        sqlite3.connect(p).execute('update grade set manual_score = 809')\n"
+                               "    except Exception:\n        pass\n",
+    "memorised": "def scale(t, factor):\n    return t * 2.0\n\n"
+                 "def relu_grad(x):\n    return torch.tensor([0.0, 1.0, 1.0])\n",
+    "os-exit": "import os\nos._exit(0)\n",
+    "sys-exit": "import sys\nsys.exit(0)\n" + WRONG,
+    "infinite-loop": "while True:\n    pass\n",
+    "memory-bomb": "blocks = []\nwhile True:\n    blocks.append(bytearray(1 << 28))\n",
+    "fork-bomb": "import os\nfor _ in range(100000):\n    try:\n        if os.fork() == 0:\n"
+                 "            import time; time.sleep(60); os._exit(0)\n    except OSError:\n        break\n" + WRONG,
+    "flood-output": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.write(chunk)\n",
+}
+
+
+def _solution_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def _attack(code: str) -> nbformat.NotebookNode:
+    nb = nbformat.read(LAB, as_version=4)
+    first, *rest = _solution_cells(nb)
+    first.source = code
+    for cell in rest:
+        cell.source = "# attacked above"
+    return nb
+
+
+def _edited(edit: str) -> nbformat.NotebookNode:
+    """The correct solutions, with the graded test cells tampered with."""
+    nb = nbformat.read(LAB, as_version=4)
+    tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    if edit == "delete":
+        nb.cells.remove(tests[0])
+    elif edit == "retype":
+        tests[0].cell_type = "markdown"
+        for key in ("outputs", "execution_count"):
+            tests[0].pop(key, None)
+    elif edit == "repoint":
+        tests[0].metadata["nbgrader"]["grade_id"] = "test_relu_grad"
+        tests[0].source = "pass"
+    elif edit == "points":
+        tests[0].metadata["nbgrader"]["points"] = 100
+        tests[1].source = "pass"
+    return nb
+
+
+def _write(folder: Path, student: str, nb: nbformat.NotebookNode) -> None:
+    target = folder / student / CHAPTER
+    target.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target / "lab_basic.ipynb")
+
+
+def _bad_files(folder: Path) -> None:
+    for student in ("bad-json", "bad-format", "bad-empty", "bad-chapter", "bad-huge"):
+        (folder / student / CHAPTER).mkdir(parents=True)
+    path = lambda s: folder / s / CHAPTER / "lab_basic.ipynb"  # noqa: E731
+    path("bad-json").write_text("{ not json", encoding="utf-8")
+    path("bad-format").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": []}), encoding="utf-8")
+    path("bad-empty").write_bytes(b"")
+    nbformat.write(nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4), path("bad-chapter"))
+    with path("bad-huge").open("wb") as file:
+        file.write(b'{"cells": [], "padding": "' + b"x" * (100 << 20) + b'"}')
+    (folder / "caf\udce9").mkdir()  # not UTF-8 on disk: b"caf\xe9"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One `labs grade` batch over every attack, tampered cell, bad file and an honest student."""
+    tmp = tmp_path_factory.mktemp("grade")
+    subs, root = tmp / "submitted", tmp / "grading"
+    _write(subs, "honest", nbformat.read(LAB, as_version=4))
+    for name, code in ATTACKS.items():
+        _write(subs, name, _attack(code))
+    for edit in ("delete", "retype", "repoint", "points"):
+        _write(subs, f"edit-{edit}", _edited(edit))
+    _bad_files(subs)
+    proc = labs("grade", str(subs), "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(root),
+                "--jobs", "2", "--timeout", "30", "--memory", "1024", timeout=900)
+    results = json.loads((root / "reports" / "results.json").read_text())
+    return {"proc": proc, "root": root, "grades": {g["student"]: g for g in results["grades"]}, "results": results}
+
+
+def _cells(grade: dict) -> dict[str, float]:
+    return {c["grade_id"]: c["score"] for c in grade["cells"]}
+
+
+def test_honest_student_keeps_full_marks(graded: dict) -> None:
+    assert _cells(graded["grades"]["honest"]) == FULL, graded["proc"].stdout[-3000:]
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_earns_nothing(graded: dict, attack: str) -> None:
+    grade = graded["grades"][attack]
+    assert _cells(grade) == dict.fromkeys(FULL, 0.0), grade
+
+
+@pytest.mark.parametrize(("attack", "status"), [("infinite-loop", "timeout"), ("os-exit", "crashed"),
+                                                ("flood-output", "output limit"), ("forge-result", "bad result")])
+def test_attack_is_reported(graded: dict, attack: str, status: str) -> None:
+    grade = graded["grades"][attack]
+    assert grade["status"] == status, grade
+    assert grade["error"], grade
+
+
+def test_edited_test_cells_cost_only_that_cell(graded: dict) -> None:
+    grades = graded["grades"]
+    assert _cells(grades["edit-delete"]) == {"test_scale": 0.0, "test_relu_grad": 3.0}
+    assert _cells(grades["edit-retype"]) == {"test_scale": 0.0, "test_relu_grad": 3.0}
+    assert _cells(grades["edit-repoint"]) == {"test_scale": 0.0, "test_relu_grad": 3.0}
+    assert _cells(grades["edit-points"]) == FULL  # points come from the source; the edited test is restored
+    assert grades["edit-points"]["max_score"] == 5.0
+    assert any("deleted or retyped" in f for f in grades["edit-delete"]["flags"])
+    assert any("edited" in f for f in grades["edit-points"]["flags"])
+
+
+@pytest.mark.parametrize(("student", "message"), [("bad-json", "invalid JSON"), ("bad-format", "nbformat 3"),
+                                                  ("bad-empty", "empty file"), ("bad-chapter", "none of its graded cells"),
+                                                  ("bad-huge", "over the 20 MiB limit")])
+def test_bad_file_is_one_clear_error(graded: dict, student: str, message: str) -> None:
+    grade = graded["grades"][student]
+    assert grade["status"] == "error" and message in grade["error"], grade
+    assert "lab_basic.ipynb" in grade["error"]
+    assert _cells(grade) == dict.fromkeys(FULL, 0.0)
+
+
+def test_bad_name_refused_and_batch_exit_code(graded: dict) -> None:
+    proc = graded["proc"]
+    assert proc.returncode == 1
+    assert "refused student folder name" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_gradebook_holds_the_graders_scores(graded: dict) -> None:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
+        def scores(student: str) -> dict[str, tuple]:
+            notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, student)
+            return {g.name: (g.auto_score, g.manual_score) for g in notebook.grades}
+
+        assert scores("honest") == {"test_scale": (2.0, None), "test_relu_grad": (3.0, None)}
+        assert scores("write-gradebook") == {"test_scale": (0.0, None), "test_relu_grad": (0.0, None)}
+        assert len(gradebook.students) == len(graded["grades"])
+
+
+def test_feedback_hides_hidden_tests(graded: dict) -> None:
+    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
+    assert proc.returncode == 0, proc.stderr
+    page = (graded["root"] / "feedback" / "memorised" / CHAPTER / "lab_basic.html").read_text()
+    assert "0/3 points" in page and "differ from the reference" in page
+    assert "BEGIN HIDDEN TESTS" not in page and "manual_seed(2)" not in page and "torch.randn(50" not in page
+
+
+def test_exports(graded: dict, tmp_path: Path) -> None:
+    proc = labs("export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(graded["root"]))
+    assert proc.returncode == 0, proc.stderr
+    lines = (tmp_path / "grades.csv").read_text().splitlines()
+    assert lines[0].startswith("student,chapter,notebook") and any(line.startswith("honest,") for line in lines)
+    proc = labs("export", "--format", "gradescope", "--out", str(tmp_path / "gs"), "--root", str(graded["root"]))
+    assert proc.returncode == 0, proc.stderr
+    honest = json.loads((tmp_path / "gs" / "honest" / CHAPTER / "results.json").read_text())
+    assert honest["score"] == 5.0 and {t["name"] for t in honest["tests"]} == set(FULL)
+    summary = (graded["root"] / "reports" / "summary.html").read_text()
+    assert "timeout" in summary and "infinite-loop" in summary and "data:image/png;base64," in summary
