@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 CAP_VERSION_3 = 0x20080522
 
@@ -63,16 +63,18 @@ def private_namespaces(network: bool) -> str:
 
 
 def fresh_tmp(size_bytes: int) -> str:
-    """Mount an empty, size-capped /tmp (and /dev/shm) visible to this job only; cd there."""
+    """Mount an empty, size-capped /tmp (and /dev/shm) and, where allowed, its own /proc; cd there."""
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
     options = f"size={size_bytes},mode=0700".encode()
     _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
     if os.path.isdir("/dev/shm"):
         _libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, options)
+    own_proc = _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0
     for folder in ("/tmp/home", "/tmp/work", "/tmp/cache"):
         os.makedirs(folder, exist_ok=True)
     os.chdir("/tmp/work")
-    return "private /tmp"
+    # Where containers mask parts of /proc, a new one is refused: the sandbox's own (its pids only) stays.
+    return "private /tmp" + (" and /proc" if own_proc else "")
 
 
 def drop_capabilities() -> str:

@@ -1,0 +1,95 @@
+"""The sandbox itself: what a job can see and do (files, network, environment, other jobs)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from graders.jail import Limits
+from graders.job import Cell, Job
+from graders.sandbox import Worker, isolation_warning, job_env
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
+
+PROBE = "from graders.probing import probe\n@probe('evidence')\ndef evidence(ns, draw):\n    '''evidence'''\n    return ns['evidence']\n"
+SPY = '''
+import os, socket
+evidence = {}
+def attempt(name, action):
+    try:
+        action()
+        evidence[name] = "succeeded"
+    except Exception as err:
+        evidence[name] = type(err).__name__
+for name, path in TARGETS.items():
+    attempt("read " + name, lambda p=path: open(p, "rb").read(1))
+attempt("write outside /tmp", lambda: open("/work/planted.py", "w").write("x"))
+attempt("network", lambda: socket.create_connection(("1.1.1.1", 53), timeout=3))
+attempt("dns", lambda: socket.getaddrinfo("pypi.org", 443))
+evidence["env"] = sorted(os.environ)
+evidence["uid"] = os.getuid()
+evidence["caps"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
+evidence["pids"] = len([p for p in os.listdir("/proc") if p.isdigit()])
+evidence["planted earlier"] = os.path.exists("/tmp/marker") or os.path.exists("/dev/shm/marker")
+open("/tmp/marker", "w").write("from the previous job")
+open("/dev/shm/marker", "w").write("from the previous job")
+'''
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
+    """Two jobs, one after the other in one worker, reporting what they could do."""
+    tmp = tmp_path_factory.mktemp("sandbox")
+    secret = tmp / "other_student" / "lab.ipynb"
+    secret.parent.mkdir()
+    secret.write_text("{}")
+    (tmp / "gradebook.db").write_text("db")
+    os.chmod(tmp, 0o755)
+    targets = {"course source": str(ROOT / "course" / "01_autograd" / "lab_autograd.ipynb"),
+               "gradebook": str(tmp / "gradebook.db"), "other submission": str(secret),
+               "probe files": str(ROOT / "course" / "02_tensors" / "probes" / "lab_tensors.py")}
+    worker = Worker(0, Limits(wall_seconds=120), threads=1, log=tmp / "worker.log")
+    worker.start()
+    try:
+        job = Job([Cell("spy", f"TARGETS = {targets!r}\n{SPY}")], PROBE, "spy.py", salt=1)
+        outcomes = [worker.run(job), worker.run(job)]
+    finally:
+        worker.close()
+    assert all(o.status == "ok" for o in outcomes), [(o.status, o.output_tail) for o in outcomes]
+    return [{**o.result["probes"]["evidence"]["value"], "isolation": o.isolation} for o in outcomes]
+
+
+@pytest.mark.parametrize("target", ["course source", "gradebook", "other submission", "probe files"])
+def test_cannot_read_grader_files(evidence: list[dict], target: str) -> None:
+    assert evidence[0][f"read {target}"] in {"FileNotFoundError", "PermissionError"}
+
+
+def test_no_network_and_no_writes_outside_tmp(evidence: list[dict]) -> None:
+    assert evidence[0]["network"] != "succeeded" and evidence[0]["dns"] != "succeeded"
+    assert evidence[0]["write outside /tmp"] != "succeeded"
+
+
+def test_environment_reveals_nothing(evidence: list[dict]) -> None:
+    assert evidence[0]["env"] == sorted(job_env(1))
+
+
+def test_unprivileged_and_alone(evidence: list[dict]) -> None:
+    assert evidence[0]["caps"] == "0000000000000000"
+    if os.getuid() == 0:
+        assert evidence[0]["uid"] != 0
+    assert evidence[0]["pids"] <= 4  # the sandbox's pid namespace (bwrap, zygote, supervisor, job); no grader
+
+
+def test_jobs_do_not_see_each_other(evidence: list[dict]) -> None:
+    assert evidence[0]["planted earlier"] is False
+    assert evidence[1]["planted earlier"] is False
+
+
+def test_every_isolation_layer_active(evidence: list[dict]) -> None:
+    notes = evidence[0]["isolation"]
+    assert not [n for n in notes if n.startswith("NOT ACTIVE")], notes
+    assert isolation_warning(True) is None
+    assert "WARNING" in isolation_warning(False)
