@@ -1,0 +1,259 @@
+"""Probes of lab_distributed: each drives one exercise on inputs drawn for this grading run.
+
+Three exercises run on real gloo ranks through :func:`labutils.launch.launch`. A rank cannot import
+this file (the grader hands it over as text), so the rank functions live in ``RANK_SOURCE``: it is
+compiled under a ``<...>`` file name registered in :mod:`linecache`, which is how ``launch`` finds
+the source to ship, next to the student's function (shipped by source from the notebook, as in the
+lab's own test cells). Ranks return their raw results; nothing here computes an expected value.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from graders.probing import Draw, Namespace, outcome, probe
+from labutils.launch import launch
+
+WORLD = 2
+LAUNCH_TIMEOUT = 90.0
+
+RANK_SOURCE = '''
+def average_gradients_ranks(cases: list) -> list:
+    """Per case: one backward on rank-specific data (frozen and unused parameters), average_gradients."""
+    rank = dist.get_rank()
+    observed = []
+    for seed, n_in, hidden, n_out, batch in cases:
+        torch.manual_seed(seed)
+        used, frozen, unused = nn.Linear(n_in, hidden), nn.Linear(hidden, n_out), nn.Linear(n_in, 1)
+        frozen.weight.requires_grad_(False)
+        model = nn.ModuleDict({"used": used, "frozen": frozen, "unused": unused})
+        x = torch.randn(batch, n_in, generator=torch.Generator().manual_seed(seed + 7919 * (rank + 1)))
+        frozen(torch.tanh(used(x))).pow(2).sum().backward()
+        average_gradients(model)
+        observed.append({"grads": {name: (None if p.grad is None else p.grad.clone())
+                                   for name, p in model.named_parameters()},
+                         "params": {name: p.detach().clone() for name, p in model.named_parameters()}})
+    return observed
+
+
+def ring_ranks(cases: list) -> list:
+    """Per case: ring_all_reduce of rank-specific data, with every collective replaced by one that raises."""
+    rank = dist.get_rank()
+    names = ("all_reduce", "reduce", "all_gather", "all_gather_single", "all_gather_into_tensor", "broadcast",
+             "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "all_to_all_single")
+    banned = {getattr(dist, name) for name in names if hasattr(dist, name)}
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("ring_all_reduce must use only point-to-point calls")
+
+    patched = {}
+    for name in names:
+        if hasattr(dist, name):
+            patched[(dist, name)] = getattr(dist, name)
+            setattr(dist, name, refuse)
+    namespace = ring_all_reduce.__globals__
+    for name, value in list(namespace.items()):
+        if callable(value) and value in banned:
+            patched[(namespace, name)] = value
+            namespace[name] = refuse
+    observed = []
+    try:
+        for shape, dtype, seed, fill in cases:
+            x = torch.randn(shape, generator=torch.Generator().manual_seed(seed + 104729 * rank), dtype=dtype)
+            out = ring_all_reduce(x)
+            input_after_call = x.clone()
+            x.fill_(fill)
+            observed.append({"out": out, "input_after_call": input_after_call})
+    finally:
+        for (owner, name), value in patched.items():
+            if isinstance(owner, dict):
+                owner[name] = value
+            else:
+                setattr(owner, name, value)
+    return observed
+
+
+def accumulate_ranks(cases: list) -> list:
+    """Per case: accumulate_with_no_sync on a DDP model whose comm hook counts the all-reduces."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    observed = []
+    for seed, n_micro, micro, n_in, hidden, lr in cases:
+        torch.manual_seed(seed)
+        model = DDP(nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, 1)))
+        calls = []
+
+        def counting_hook(state, bucket, calls=calls):
+            calls.append(bucket.index())
+            return allreduce_hook(state, bucket)
+
+        model.register_comm_hook(None, counting_hook)
+        g = torch.Generator().manual_seed(seed + 1)
+        xs, ys = torch.randn(world, n_micro, micro, n_in, generator=g), torch.randn(world, n_micro, micro, 1, generator=g)
+        optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        accumulate_with_no_sync(model, optimizer, [(xs[rank, k], ys[rank, k]) for k in range(n_micro)])
+        observed.append({"all_reduces": len(calls),
+                         "params": [p.detach().clone() for p in model.module.parameters()],
+                         "grads": [None if p.grad is None else p.grad.clone() for p in model.module.parameters()]})
+    return observed
+'''
+
+
+def rank_function(ns: Namespace, name: str, student_fn: str) -> Callable[..., Any]:
+    """``name`` from ``RANK_SOURCE``, calling the student's ``student_fn``; shippable to the ranks by source."""
+    filename = "<lab_distributed probe ranks>"
+    linecache.cache[filename] = (len(RANK_SOURCE), None, RANK_SOURCE.splitlines(keepends=True), filename)
+    scope: dict[str, Any] = {"__name__": "lab_distributed_probe_ranks", "torch": torch, "dist": dist, "nn": nn,
+                             "F": F, "DDP": DDP, "allreduce_hook": allreduce_hook, student_fn: ns[student_fn]}
+    exec(compile(RANK_SOURCE, filename, "exec"), scope)  # noqa: S102 - instructor code
+    return scope[name]
+
+
+def on_ranks(ns: Namespace, name: str, student_fn: str, cases: list) -> list:
+    """Per case, what each rank observed running ``name(cases)`` on ``WORLD`` gloo ranks.
+
+    When the run fails (a rank raised, a deadlock timed out), every case observes the exception type.
+    """
+    ranks = outcome(launch, rank_function(ns, name, student_fn), WORLD, cases, timeout=LAUNCH_TIMEOUT,
+                    backend="gloo")
+    if not (isinstance(ranks, list) and all(isinstance(r, list) and len(r) == len(cases) for r in ranks)):
+        return [ranks] * len(cases)
+    return [[per_rank[index] for per_rank in ranks] for index in range(len(cases))]
+
+
+@probe("test_average_gradients")
+def average_gradients(ns: Namespace, draw: Draw) -> list:
+    """average_gradients on real ranks: mean gradients, frozen and unused parameters left without one"""
+    cases = [(draw.randint(0, 10**6), draw.randint(1, 6), draw.randint(1, 8), draw.randint(1, 4), draw.randint(1, 9))
+             for _ in range(4)]
+    return on_ranks(ns, "average_gradients_ranks", "average_gradients", cases)
+
+
+def ring_shape(draw: Draw, numel: int) -> tuple[int, ...]:
+    """A shape of ``numel`` elements with 0 to 3 dimensions (0 only when ``numel`` is 1)."""
+    if numel == 1 and draw.randint(0, 1):
+        return ()
+    dims = [numel]
+    for _ in range(draw.randint(0, 2)):
+        divisors = [d for d in range(1, dims[-1] + 1) if dims[-1] % d == 0]
+        first = draw.choice(divisors)
+        dims[-1:] = [first, dims[-1] // first]
+    return tuple(dims)
+
+
+@probe("test_ring_all_reduce")
+def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
+    """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, no collective"""
+    sizes = [2 * draw.randint(1, 20) + 1, 2 * draw.randint(1, 20), draw.randint(1, 3), draw.randint(20, 97),
+             2 * draw.randint(10, 40) + 1]
+    cases = [(ring_shape(draw, n), draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
+              float(draw.randint(100, 999))) for n in sizes]
+    return on_ranks(ns, "ring_ranks", "ring_all_reduce", cases)
+
+
+def shard_case(draw: Draw) -> dict[str, Any]:
+    """Random DistributedSampler arguments, skipping drop_last with fewer items than ranks (no samples)."""
+    while True:
+        world_size = draw.randint(1, 7)
+        case = {"n": draw.randint(1, 40), "world_size": world_size, "rank": draw.randint(0, world_size - 1),
+                "epoch": draw.randint(0, 6), "seed": draw.randint(0, 200), "shuffle": bool(draw.randint(0, 1)),
+                "drop_last": bool(draw.randint(0, 1))}
+        if not (case["drop_last"] and case["n"] < world_size):
+            return case
+
+
+def short_dataset_case(draw: Draw, past_two_copies: bool) -> dict[str, Any]:
+    """Fewer items than half the ranks: the padding repeats the list more than once.
+
+    With ``past_two_copies`` the rank sits beyond the first ``2 n`` positions of the padded list.
+    """
+    world_size = draw.randint(3, 9)
+    n = draw.randint(1, (world_size - 1) // 2)
+    return {"n": n, "world_size": world_size,
+            "rank": draw.randint(2 * n, world_size - 1) if past_two_copies else draw.randint(0, world_size - 1),
+            "epoch": draw.randint(1, 6), "seed": draw.randint(0, 200), "shuffle": bool(draw.randint(0, 1)),
+            "drop_last": False}
+
+
+def drop_last_case(draw: Draw) -> dict[str, Any]:
+    """drop_last with a dataset that does not divide evenly (or does), at least one item per rank."""
+    world_size = draw.randint(2, 6)
+    n = world_size * draw.randint(1, 6) + draw.randint(0, world_size - 1)
+    return {"n": n, "world_size": world_size, "rank": draw.randint(0, world_size - 1), "epoch": draw.randint(0, 6),
+            "seed": draw.randint(0, 200), "shuffle": bool(draw.randint(0, 1)), "drop_last": True}
+
+
+@probe("test_shard_indices")
+def shard_indices(ns: Namespace, draw: Draw) -> list:
+    """shard_indices on random dataset sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last"""
+    cases = [short_dataset_case(draw, k % 2 == 0) for k in range(8)] + [drop_last_case(draw) for _ in range(8)]
+    cases += [shard_case(draw) for _ in range(60)]
+    return [outcome(ns["shard_indices"], **case) for case in cases]
+
+
+def scaler_schedule(draw: Draw, steps: int) -> dict[int, str]:
+    """Steps to poison: always one inf gradient on the last layer's bias only, plus inf/NaN losses or more."""
+    chosen = draw.random.sample(range(steps), draw.randint(2, 3))
+    schedule = {chosen[0]: "bias-inf"}
+    schedule.update({step: draw.choice(["inf", "nan", "bias-inf"]) for step in chosen[1:]})
+    return schedule
+
+
+def poisoned_loss(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, kind: str | None) -> tuple:
+    """The step's loss, made non-finite as ``kind`` says; a hook handle to remove for ``bias-inf``."""
+    loss = F.mse_loss(model(x), y)
+    if kind == "inf":
+        return loss * float("inf"), None
+    if kind == "nan":
+        return loss + float("nan"), None
+    if kind == "bias-inf":
+        return loss, model[-1].bias.register_hook(lambda grad: grad * float("inf"))
+    return loss, None
+
+
+def scaled_run(ns: Namespace, draw: Draw) -> list:
+    """One run of scaled_step: per step its return value, the state, the parameters and (clean steps) gradients."""
+    steps, seed = draw.randint(5, 9), draw.randint(0, 10**6)
+    schedule = scaler_schedule(draw, steps)
+    torch.manual_seed(seed)
+    width = draw.randint(3, 9)
+    model = nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
+    state = {"scale": float(2 ** draw.randint(4, 14)), "good_steps": 0, "growth_interval": draw.randint(1, 3)}
+    g = torch.Generator().manual_seed(seed + 1)
+    observed = []
+    for step in range(steps):
+        x, y = torch.randn(16, 4, generator=g), torch.randn(16, 1, generator=g)
+        loss, handle = poisoned_loss(model, x, y, schedule.get(step))
+        optimizer.zero_grad()
+        stepped = outcome(ns["scaled_step"], loss, optimizer, state)
+        if handle is not None:
+            handle.remove()
+        observed.append({"stepped": stepped, "scale": state.get("scale"), "good_steps": state.get("good_steps"),
+                         "params": [p.detach().clone() for p in model.parameters()],
+                         "grads": None if step in schedule else [None if p.grad is None else p.grad.clone()
+                                                                 for p in model.parameters()]})
+    return observed
+
+
+@probe("test_scaled_step")
+def scaled_step(ns: Namespace, draw: Draw) -> list:
+    """scaled_step over several steps with overflows: return value, scale, growth, parameters, unscaled gradients"""
+    return [scaled_run(ns, draw) for _ in range(4)]
+
+
+@probe("test_accumulate_with_no_sync")
+def accumulate_with_no_sync(ns: Namespace, draw: Draw) -> list:
+    """accumulate_with_no_sync on real ranks: one all-reduce, the large-batch gradient and step"""
+    cases = [(draw.randint(0, 10**6), n_micro, draw.randint(1, 5), draw.randint(2, 6), draw.randint(2, 9),
+              draw.choice([0.05, 0.1, 0.2])) for n_micro in (1, draw.randint(2, 3), draw.randint(3, 5))]
+    return on_ranks(ns, "accumulate_ranks", "accumulate_with_no_sync", cases)
+
