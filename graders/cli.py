@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import secrets
 import sys
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from sqlalchemy.exc import SAWarning
 
 from graders.release import build_release, sync_workspace
-from graders.selfcheck import ChapterCheck, check_chapter
+from graders.sandbox import isolation_warning
+from graders.selfcheck import ChapterCheck, check_chapters
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False)
@@ -51,30 +51,25 @@ def check(
     wrong_dir: Annotated[Path, typer.Option("--wrong-solutions", help="folder of <chapter>/<grade_id>__*.py")] = Path(
         "tests/wrong_solutions"),
     build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
-    jobs: Annotated[int, typer.Option("--jobs", "-j")] = 2,
-    thorough: Annotated[bool, typer.Option("--thorough", help="grade every wrong solution through nbgrader")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel")] = 2,
 ) -> None:
-    """Lab self-check: source = full marks, release = zero, wrong solutions lose points."""
+    """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose."""
     folders = [f for f in resolve_chapters(chapters, course_dir) if chapters or any(f.glob("lab_*.ipynb"))]
     if not folders:
         _fail(f"no chapter with a lab_*.ipynb under {course_dir}")
-    args = [(f, build.resolve(), wrong_dir.resolve(), thorough) for f in folders]
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max(1, min(jobs, len(args))), mp_context=context) as pool:
-        results = list(pool.map(_check_one, args))
+    if jobs < 1:
+        _fail("--jobs must be at least 1")
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping noise
+    warning = isolation_warning(True)
+    if warning:
+        err_console.print(warning, style="yellow", soft_wrap=True)
+    results = check_chapters(folders, build.resolve(), wrong_dir.resolve(), jobs)
     for result in results:
         _print_chapter(result)
     ok = all(r.ok for r in results)
     console.print(f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
                   style="green" if ok else "red")
     raise typer.Exit(0 if ok else 1)
-
-
-def _check_one(args: tuple[Path, Path, Path, bool]) -> ChapterCheck:
-    from sqlalchemy.exc import SAWarning
-
-    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping noise
-    return check_chapter(*args)
 
 
 def _print_chapter(result: ChapterCheck) -> None:
@@ -85,7 +80,7 @@ def _print_chapter(result: ChapterCheck) -> None:
     for column in ("lab", "version", "expected", "points", "per cell", "verdict"):
         table.add_column(column, overflow="fold")
     for v in result.verdicts:
-        per_cell = ", ".join(f"{c.grade_id} {c.score:g}/{c.max_score:g}" for c in v.cells)
+        per_cell = ", ".join(f"{c.grade_id} {c.score:g}/{c.points:g}" for c in v.cells)
         verdict = "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.note}"
         table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell, verdict)
     console.print(table)

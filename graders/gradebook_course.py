@@ -5,23 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from traitlets.config import Config
 
 COURSE_SOURCE = Path("course")
-
-
-@dataclass(frozen=True)
-class CellScore:
-    """Points earned by one graded cell of one submission."""
-
-    grade_id: str
-    score: float
-    max_score: float
 
 
 def ensure_tools_on_path() -> None:
@@ -68,11 +57,3 @@ def require_success(result: dict, what: str) -> None:
         reasons = [line for line in lines if "ERROR" in line or "Error" in line]
         reason = next((r for r in reasons if "see above traceback" not in r), lines[-1] if lines else "no detail")
         raise RuntimeError(f"nbgrader {what} failed: {reason}")
-
-
-def scores(db_url: str, chapter: str, notebook: str, student: str) -> list[CellScore]:
-    """Per-cell scores of a student's notebook, in notebook order of the grade cells."""
-    with Gradebook(db_url) as gradebook:
-        submission = gradebook.find_submission_notebook(notebook, chapter, student)
-        return [CellScore(g.name, float(g.score), float(g.max_score)) for g in submission.grades
-                if g.max_score > 0]

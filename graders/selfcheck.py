@@ -1,20 +1,22 @@
-"""`labs check`: a lab is sound when its source earns full marks, its release zero,
-and each plausible wrong solution loses points. Graded through nbgrader (generate + autograde)."""
+"""`labs check`: a lab is sound when, graded the way `labs grade` grades (sandbox, probes, trusted
+comparison), its source earns full marks, its nbgrader release zero, and each plausible wrong
+solution loses points on its own exercise."""
 
 from __future__ import annotations
 
-import shutil
+import json
+import secrets
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from ci.runner import kernel_env
 from graders import gradebook_course as course
-from graders.mutants import grade_wrong_solutions
-
-SOURCE_STUDENT = "selfcheck-source"
-BLANK_STUDENT = "selfcheck-blank"
+from graders.grading import CellGrade, Lab, Pool, grade_one, load_lab, reference_runs
+from graders.jail import Limits
+from graders.restore import nbgrader_meta
+from graders.submissions import Submission
 
 
 @dataclass
@@ -24,7 +26,7 @@ class Verdict:
     lab: str
     version: str
     expectation: str
-    cells: list[course.CellScore]
+    cells: list[CellGrade]
     ok: bool
     note: str = ""
 
@@ -34,7 +36,7 @@ class Verdict:
 
     @property
     def max_score(self) -> float:
-        return sum(c.max_score for c in self.cells)
+        return sum(c.points for c in self.cells)
 
 
 @dataclass
@@ -50,98 +52,68 @@ class ChapterCheck:
         return self.error is None and bool(self.verdicts) and all(v.ok for v in self.verdicts)
 
 
+@dataclass(frozen=True)
+class Version:
+    """One notebook to grade in the self-check, and what it must earn."""
+
+    name: str
+    nb: nbformat.NotebookNode
+    expectation: str  # full | zero | loses
+    exercise: tuple[str, ...] = ()  # test cells judged for "loses" (the wrong solution's exercise)
+
+
 def wrong_solutions(wrong_dir: Path, chapter: str) -> list[tuple[str, Path]]:
     """``(solution grade_id, file)`` for each ``<grade_id>__<slug>.py`` of the chapter."""
     folder = wrong_dir / chapter
     return [(p.stem.split("__")[0], p) for p in sorted(folder.glob("*__*.py"))] if folder.is_dir() else []
 
 
-def with_solution_replaced(notebook: Path, grade_id: str, source: str) -> nbformat.NotebookNode:
-    """The notebook with the solution cell ``grade_id`` replaced by ``source``."""
-    nb = nbformat.read(notebook, as_version=4)
-    cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
-    if not cells or not cells[0].metadata["nbgrader"].get("solution"):
-        raise ValueError(f"{notebook}: no solution cell with grade_id {grade_id!r}")
-    cells[0].source = source
+def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
+    """Solution grade_id -> the graded test cells that follow it, up to the next solution cell."""
+    groups: dict[str, list[str]] = {}
+    current: str | None = None
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("solution") and cell.cell_type == "code":
+            current = meta["grade_id"]
+            groups[current] = []
+        elif meta.get("grade") and cell.cell_type == "code" and current is not None:
+            groups[current].append(meta["grade_id"])
+    return groups
+
+
+def with_solution_replaced(source: nbformat.NotebookNode, grade_id: str, code: str) -> nbformat.NotebookNode:
+    """A copy of ``source`` with the solution cell ``grade_id`` replaced by ``code``."""
+    nb = nbformat.from_dict(json.loads(json.dumps(source)))
+    for cell in nb.cells:
+        if nbgrader_meta(cell).get("grade_id") == grade_id and nbgrader_meta(cell).get("solution"):
+            cell.source = code
     return nb
 
 
-def check_chapter(chapter_dir: Path, build_root: Path, wrong_dir: Path, thorough: bool = False) -> ChapterCheck:
-    """Self-check every lab of one chapter in a fresh nbgrader course under ``build_root``.
-
-    Source and release are always graded by nbgrader; wrong solutions too when ``thorough``,
-    otherwise in one kernel per lab (:mod:`graders.mutants`).
-    """
-    chapter = chapter_dir.name
-    result = ChapterCheck(chapter)
-    labs = sorted(chapter_dir.glob("lab_*.ipynb"))
-    if not labs:
-        result.error = f"{chapter_dir}: no lab_*.ipynb to check"
-        return result
-    root = build_root / chapter
-    shutil.rmtree(root, ignore_errors=True)
-    try:
-        api = course.api(root)
-        course.stage_source(root, chapter, labs)
-        course.require_success(api.generate_assignment(chapter), f"generate_assignment {chapter}")
-        wrong = wrong_solutions(wrong_dir, chapter)
-        submissions = _submissions(root, chapter, labs, wrong if thorough else [])
-        for student, (lab, version, expectation) in submissions.items():
-            course.require_success(api.autograde(chapter, student), f"autograde {student}")
-            cells = course.scores(api.coursedir.db_url, chapter, lab.stem, student)
-            result.verdicts.append(_judge(lab.name, version, expectation, cells))
-        if not thorough and wrong:
-            result.verdicts += _fast_wrong_solutions(labs, wrong, root)
-    except Exception as err:
-        result.error = f"{chapter}: {err}"
-    return result
+def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Path]]) -> list[Version]:
+    """Source, nbgrader's release, and each wrong solution that belongs to this lab."""
+    found = [Version("source (with solutions)", lab.source, "full"), Version("release (blank)", release, "zero")]
+    groups = exercise_tests(lab.source)
+    for grade_id, path in wrong:
+        if grade_id in groups:
+            nb = with_solution_replaced(lab.source, grade_id, path.read_text(encoding="utf-8"))
+            found.append(Version(f"wrong solution {path.name} (its exercise)", nb, "loses", tuple(groups[grade_id])))
+    return found
 
 
-def _fast_wrong_solutions(labs: list[Path], wrong: list[tuple[str, Path]], root: Path) -> list[Verdict]:
-    verdicts = []
-    env = kernel_env(root / "cache")
-    for lab in labs:
-        for name, cells in grade_wrong_solutions(lab, wrong, env, root / "mutants" / lab.stem).items():
-            verdicts.append(_judge(lab.name, f"wrong solution {name} (its exercise)", "loses", cells))
-    return verdicts
-
-
-def _submissions(root: Path, chapter: str, labs: list[Path],
-                 wrong: list[tuple[str, Path]]) -> dict[str, tuple[Path, str, str]]:
-    """Write each version to grade as a submission; map student id -> (lab, version, expectation)."""
-    plan: dict[str, tuple[Path, str, str]] = {}
-    for lab in labs:
-        suffix = "" if len(labs) == 1 else f"-{lab.stem}"
-        release = root / "release" / chapter / lab.name
-        _submit(root, SOURCE_STUDENT + suffix, chapter, lab.name, nbformat.read(lab, as_version=4))
-        plan[SOURCE_STUDENT + suffix] = (lab, "source (with solutions)", "full")
-        _submit(root, BLANK_STUDENT + suffix, chapter, lab.name, nbformat.read(release, as_version=4))
-        plan[BLANK_STUDENT + suffix] = (lab, "release (blank)", "zero")
-        for grade_id, path in wrong:
-            try:
-                nb = with_solution_replaced(lab, grade_id, path.read_text(encoding="utf-8"))
-            except ValueError:
-                continue
-            student = f"selfcheck-wrong-{path.stem}{suffix}".replace("_", "-")
-            _submit(root, student, chapter, lab.name, nb)
-            plan[student] = (lab, f"wrong solution {path.name}", "loses")
-    return plan
-
-
-def _submit(root: Path, student: str, chapter: str, name: str, nb: nbformat.NotebookNode) -> None:
-    folder = root / "submitted" / student / chapter
-    folder.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, folder / name)
-
-
-def _judge(lab: str, version: str, expectation: str, cells: list[course.CellScore]) -> Verdict:
-    verdict = Verdict(lab, version, expectation, cells, ok=False)
+def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Verdict:
+    """Whether a version earned what it should have."""
+    if version.expectation == "loses":
+        cells = [c for c in cells if c.grade_id in version.exercise]
+    verdict = Verdict(lab, version.name, version.expectation, cells, ok=False)
     if not cells:
-        verdict.note = "no graded cells found"
-    elif expectation == "full":
-        short = [c.grade_id for c in cells if c.score < c.max_score]
-        verdict.ok, verdict.note = not short, f"below full marks: {', '.join(short)}" if short else ""
-    elif expectation == "zero":
+        verdict.note = error or "no graded cells found"
+    elif version.expectation == "full":
+        short = [c.grade_id for c in cells if c.score < c.points]
+        verdict.ok = not short and not error
+        verdict.note = error or (f"below full marks: {', '.join(short)}" if short else "")
+    elif version.expectation == "zero":
         scoring = [c.grade_id for c in cells if c.score > 0]
         verdict.ok = not scoring
         verdict.note = f"passes on the blank release (a broken test): {', '.join(scoring)}" if scoring else ""
@@ -149,3 +121,52 @@ def _judge(lab: str, version: str, expectation: str, cells: list[course.CellScor
         verdict.ok = verdict.score < verdict.max_score
         verdict.note = "" if verdict.ok else "earned full marks: the tests do not catch this mistake"
     return verdict
+
+
+def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
+    """nbgrader's release of the chapter's labs (generate_assignment in a scratch course)."""
+    root = build_root / chapter_dir.name
+    api = course.api(root)
+    course.stage_source(root, chapter_dir.name, labs)
+    course.require_success(api.generate_assignment(chapter_dir.name, force=True), f"generate_assignment {chapter_dir.name}")
+    return root / "release" / chapter_dir.name
+
+
+def check_lab(pool: Pool, path: Path, release: Path, wrong_dir: Path, jobs: int) -> list[Verdict]:
+    """Grade every version of one lab against a fresh reference run; one verdict per version."""
+    lab = load_lab(path)
+    salt = secrets.randbits(62)
+    reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
+    todo = versions(lab, nbformat.read(release / path.name, as_version=4), wrong_solutions(wrong_dir, lab.chapter))
+
+    def grade(version: Version) -> Verdict:
+        graded = grade_one(pool, lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb), reference, salt)
+        return judge(path.name, version, graded.cells, graded.error)
+
+    with ThreadPoolExecutor(jobs) as running:
+        return list(running.map(grade, todo))
+
+
+def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Path, jobs: int) -> ChapterCheck:
+    """Self-check every lab of one chapter through the sandboxed grading path."""
+    result = ChapterCheck(chapter_dir.name)
+    paths = sorted(chapter_dir.glob("lab_*.ipynb"))
+    if not paths:
+        result.error = f"{chapter_dir}: no lab_*.ipynb to check"
+        return result
+    try:
+        release = release_of(chapter_dir, paths, build_root)
+        for path in paths:
+            result.verdicts += check_lab(pool, path, release, wrong_dir, jobs)
+    except (RuntimeError, ValueError, OSError, SyntaxError) as err:
+        result.error = f"{chapter_dir.name}: {err}"
+    return result
+
+
+def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int) -> list[ChapterCheck]:
+    """Self-check the chapters with ``jobs`` sandboxes shared by all of them."""
+    pool = Pool(jobs, Limits(), 1, True, build_root / "logs")
+    try:
+        return [check_chapter(pool, folder, build_root, wrong_dir, jobs) for folder in chapter_dirs]
+    finally:
+        pool.close()
