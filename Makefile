@@ -33,13 +33,15 @@ $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	$(BIN)/python -m pip install -q -c requirements/constraints.txt -e '.[dev]'
 	touch $@
 
-# graphviz's `dot` renders autograd graphs (labutils has a fallback, but the course and its tests use both).
+# graphviz's `dot` renders autograd graphs (labutils has a fallback, but the course and its tests use both);
+# bubblewrap sandboxes every graded submission (labs grade, labs check).
 system-deps:
-	@command -v dot >/dev/null && exit 0; \
+	@need=""; command -v dot >/dev/null || need="$$need graphviz"; command -v bwrap >/dev/null || need="$$need bubblewrap"; \
+	[ -z "$$need" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need; \
 	else \
-		echo "graphviz is missing: run  sudo apt-get install -y graphviz  (Debian/Ubuntu), then make test again"; \
+		echo "missing:$$need: run  sudo apt-get install -y$$need  (Debian/Ubuntu), then make test again"; \
 		exit 1; \
 	fi
 

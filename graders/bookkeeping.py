@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import MissingEntry
 
 from graders import gradebook_course as course
 from graders.grading import Lab, NotebookGrade
@@ -22,7 +22,7 @@ from graders.restore import nbgrader_meta, visible_part
 def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
     """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
     api = course.api(root, db_url)
-    with Gradebook(db_url) as gradebook:
+    with course.open_gradebook(db_url) as gradebook:
         known = {a.name: {n.name for n in a.notebooks} for a in gradebook.assignments}
     for chapter, paths in lab_paths.items():
         if {p.stem for p in paths} <= known.get(chapter, set()):
@@ -33,7 +33,7 @@ def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab]
 
 def record(db_url: str, grade: NotebookGrade) -> None:
     """Write one notebook's scores into the gradebook (students and submissions created as needed)."""
-    with Gradebook(db_url) as gradebook:
+    with course.open_gradebook(db_url) as gradebook:
         gradebook.update_or_create_student(grade.student)
         try:
             gradebook.find_submission(grade.chapter, grade.student)

@@ -97,13 +97,16 @@ def grade(
     if jobs < 0 or timeout <= 0 or memory <= 0:
         _fail("--jobs, --timeout and --memory must be positive")
     labs, lab_paths = load_labs(folders)
+    url = db_url_for(root, db)
+    try:
+        ensure_assignments(root.resolve(), url, labs, lab_paths)
+    except Exception as err:  # noqa: BLE001 - a bad URL or server: one line, exit 2
+        _fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
         found = gather(submissions, {c: {f"{p.stem}.ipynb" for p in ps} for c, ps in lab_paths.items()}, Path(scratch))
         subs = in_shard(found.submissions, index, count)
         batch = _run(labs, subs, jobs or os.cpu_count() or 1, Limits(wall_seconds=timeout, memory_bytes=memory << 20),
                      root.resolve())
-    url = db_url_for(root, db)
-    ensure_assignments(root.resolve(), url, labs, lab_paths)
     by_path = {(s.student, s.chapter, s.notebook): s for s in subs}
     for g in batch.grades:
         if g.cells:

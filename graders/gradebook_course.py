@@ -7,10 +7,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from traitlets.config import Config
 
 COURSE_SOURCE = Path("course")
+COURSE_ID = "pytorch-labs"  # PostgreSQL enforces the gradebook's course foreign key; SQLite did not
 
 
 def ensure_tools_on_path() -> None:
@@ -24,6 +26,7 @@ def nbgrader_config(root: Path, db_url: str | None = None, cell_timeout: int = 3
     """nbgrader configuration for a course rooted at ``root`` (``source/`` holds the chapters)."""
     config = Config()
     config.CourseDirectory.root = str(root)
+    config.CourseDirectory.course_id = COURSE_ID
     config.CourseDirectory.db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
     config.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
     config.ExecutePreprocessor.timeout = cell_timeout
@@ -57,3 +60,8 @@ def require_success(result: dict, what: str) -> None:
         reasons = [line for line in lines if "ERROR" in line or "Error" in line]
         reason = next((r for r in reasons if "see above traceback" not in r), lines[-1] if lines else "no detail")
         raise RuntimeError(f"nbgrader {what} failed: {reason}")
+
+
+def open_gradebook(db_url: str) -> Gradebook:
+    """The gradebook at ``db_url``, for this course (use as a context manager)."""
+    return Gradebook(db_url, course_id=COURSE_ID)

@@ -11,8 +11,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from nbgrader.api import Gradebook
-
+from graders.gradebook_course import open_gradebook
 from graders.grading import Batch, NotebookGrade
 
 
@@ -26,7 +25,7 @@ def write_results(batch: Batch, path: Path) -> None:
 def gradebook_rows(db_url: str) -> list[dict]:
     """One row per student and notebook: per-cell scores (manual score wins over auto), total."""
     rows = []
-    with Gradebook(db_url) as gradebook:
+    with open_gradebook(db_url) as gradebook:
         for assignment in gradebook.assignments:
             for submission in assignment.submissions:
                 for notebook in submission.notebooks:

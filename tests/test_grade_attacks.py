@@ -171,9 +171,9 @@ def test_bad_name_refused_and_batch_exit_code(graded: dict) -> None:
 
 
 def test_gradebook_holds_the_graders_scores(graded: dict) -> None:
-    from nbgrader.api import Gradebook
+    from graders.gradebook_course import open_gradebook
 
-    with Gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
+    with open_gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
         def scores(student: str) -> dict[str, tuple]:
             notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, student)
             return {g.name: (g.auto_score, g.manual_score) for g in notebook.grades}
