@@ -1,0 +1,256 @@
+"""Probes of lab_tensors: each drives one exercise on inputs drawn for this grading run.
+
+Inputs (shapes, strides, views of drawn tensors) are built here; the student's function is called
+on them and what it returned is observed: values, shapes, strides, storage offsets, and whether a
+later write into the input shows through the result (a view) or not (a copy).
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from graders.probing import Draw, Namespace, outcome, probe
+
+# What the hidden tests forbid in transpose_view (sliding_windows: Tensor.unfold).
+TRANSPOSE_LIKE = ["transpose", "t", "permute", "movedim", "swapaxes", "swapdims"]
+
+
+class BannedCall(Exception):
+    """Raised by a torch function the exercise must not use, when the code under test calls it."""
+
+
+def _banned(*args: Any, **kwargs: Any) -> Any:
+    raise BannedCall("this exercise must be solved with torch.as_strided")
+
+
+def _call_with_banned(fn: Callable, args: tuple, names: list[str], on_torch: bool) -> Any:
+    """``outcome(fn, *args)`` while ``torch.Tensor.<name>`` (and ``torch.<name>``) raise BannedCall."""
+    saved = {name: getattr(torch.Tensor, name) for name in names}
+    saved_fn = {name: getattr(torch, name) for name in names if on_torch and hasattr(torch, name)}
+    try:
+        for name in saved:
+            setattr(torch.Tensor, name, _banned)
+        for name in saved_fn:
+            setattr(torch, name, _banned)
+        return outcome(fn, *args)
+    finally:
+        for name, original in saved.items():
+            setattr(torch.Tensor, name, original)
+        for name, original in saved_fn.items():
+            setattr(torch, name, original)
+
+
+def _row_major(shape: tuple[int, ...]) -> list[int]:
+    """Strides of a contiguous tensor of ``shape`` (input construction, pure Python)."""
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return strides[::-1]
+
+
+def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
+    """What a returned view shows: values, layout relative to ``t``, and values after ``t`` is rewritten."""
+    if not isinstance(got, torch.Tensor):
+        return {"returned": type(got).__name__}
+    obs = {
+        "values": got.detach().clone(),
+        "shape": tuple(got.shape),
+        "start": (got.data_ptr() - t.data_ptr()) // t.element_size(),
+    }
+    with torch.no_grad():
+        t.copy_(refill)
+    obs["after_write"] = got.detach().clone()
+    return obs
+
+
+@probe("test_storage_index")
+def storage_index(ns: Namespace, draw: Draw) -> list:
+    """storage_index on random shapes, strides and offsets"""
+    cases = []
+    for _ in range(60):
+        shape = tuple(draw.randint(1, 4) for _ in range(draw.randint(0, 4)))
+        stride = tuple(draw.choice([0, 1, 2, 3, 5, 7]) for _ in shape)
+        cases.append((shape, stride, draw.randint(0, 6)))
+    return [ns["storage_index"](*case) for case in cases]
+
+
+def _layout(draw: Draw) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A drawn shape and the strides of a contiguous, permuted, sliced, stepped or expanded tensor."""
+    shape = tuple(draw.randint(1, 4) for _ in range(draw.randint(1, 4)))
+    kind = draw.choice(["contiguous", "permuted", "sliced", "stepped", "expanded", "size_one"])
+    stride = _row_major(shape)
+    if kind == "permuted":
+        order = list(range(len(shape)))
+        draw.random.shuffle(order)
+        permuted = _row_major(tuple(shape[i] for i in order))
+        for new_pos, old in enumerate(order):
+            stride[old] = permuted[new_pos]
+    elif kind == "sliced":  # a slice of a tensor that is bigger in some dims
+        stride = _row_major(tuple(n * draw.choice([1, 1, 2, 3]) for n in shape))
+    elif kind == "stepped":  # x[..., ::k] of a contiguous tensor
+        stride = [s * draw.choice([1, 2, 3]) for s in stride]
+    elif kind == "expanded":
+        stride[draw.randint(0, len(shape) - 1)] = 0
+    elif kind == "size_one":  # a size-1 dim may carry any stride
+        shape = shape[:-1] + (1,) + shape[-1:] if len(shape) > 1 else (1,) + shape
+        stride = _row_major(shape)
+        stride[shape.index(1)] = draw.randint(0, 99)
+    return shape, tuple(stride)
+
+
+def _factorization(draw: Draw, numel: int) -> tuple[int, ...]:
+    """``numel`` split into 1 to 4 drawn factors (a new shape with the same number of elements)."""
+    parts = [1] * draw.randint(1, 4)
+    for prime in (2, 3, 5, 7):
+        while numel % prime == 0:
+            parts[draw.randint(0, len(parts) - 1)] *= prime
+            numel //= prime
+    return tuple(parts)
+
+
+def _strides_seen(fn: Callable, shape: tuple, stride: tuple, new_shape: tuple) -> Any:
+    """view_strides' answer; strides of size-1 dims are left out (any value is right for them)."""
+    got = fn(shape, stride, new_shape)
+    if got is None:
+        return None
+    got = tuple(got)
+    if len(got) != len(new_shape):
+        return {"length": len(got)}
+    return tuple(None if n == 1 else int(g) for g, n in zip(got, new_shape, strict=True))
+
+
+@probe("test_view_strides")
+def view_strides(ns: Namespace, draw: Draw) -> list:
+    """view_strides on contiguous, permuted, sliced and expanded layouts"""
+    cases = []
+    for _ in range(150):
+        shape, stride = _layout(draw)
+        numel = 1
+        for n in shape:
+            numel *= n
+        cases.append((shape, stride, _factorization(draw, numel)))
+    cases.append(((), (), (1,) * draw.randint(0, 3)))
+    rows, cols = draw.randint(2, 5), draw.randint(2, 5)
+    cases.append(((rows, cols), (0, 1), (rows * cols,)))  # expanded: view raises
+    cases.append(((rows, cols), (0, 1), (rows, 1, cols)))  # expanded, the real dim kept
+    cases.append(((rows, 1, cols), (cols, draw.randint(2, 99), 1), (rows * cols,)))
+    return [outcome(_strides_seen, ns["view_strides"], *case) for case in cases]
+
+
+def _transpose_case(draw: Draw) -> tuple[torch.Tensor, int, int]:
+    """A drawn view (sliced, stepped, maybe permuted) of a drawn tensor and two dims, maybe negative."""
+    shape = [draw.randint(2, 6) for _ in range(draw.randint(2, 4))]
+    base = draw.randn(*shape)
+    index = tuple(slice(draw.randint(0, 1), None, draw.choice([1, 1, 2])) for _ in shape)
+    t = base[index]
+    if draw.random.random() < 0.4:
+        order = list(range(t.dim()))
+        draw.random.shuffle(order)
+        t = t.permute(order)
+    if draw.random.random() < 0.3:
+        t = t[draw.randint(0, t.shape[0] - 1)] if t.dim() > 2 else t
+    dim0 = draw.randint(-t.dim(), t.dim() - 1)
+    if draw.random.random() < 0.1:  # the same dim twice: the identity, still a view
+        return t, dim0, dim0 - t.dim() if dim0 >= 0 else dim0
+    dim1 = draw.choice([d for d in range(t.dim()) if d != dim0 % t.dim()])
+    return t, dim0, dim1 - t.dim() if draw.random.random() < 0.3 else dim1
+
+
+@probe("test_transpose_view")
+def transpose_view(ns: Namespace, draw: Draw) -> list:
+    """transpose_view is a view with the right values, strides and offset, made with as_strided"""
+    observations = []
+    for _ in range(25):
+        t, dim0, dim1 = _transpose_case(draw)
+        refill = draw.randn(*t.shape)
+        got = _call_with_banned(ns["transpose_view"], (t, dim0, dim1), TRANSPOSE_LIKE, on_torch=True)
+        if isinstance(got, torch.Tensor):
+            layout = {"stride": tuple(got.stride()), "offset": got.storage_offset() - t.storage_offset()}
+            observations.append({**_view_result(got, t, refill), **layout})
+        else:
+            observations.append(got)
+    return observations
+
+
+@probe("test_sliding_windows")
+def sliding_windows(ns: Namespace, draw: Draw) -> list:
+    """sliding_windows returns a view of x whose rows are the windows, without unfold"""
+    observations = []
+    for case in range(25):
+        base = draw.randn(draw.randint(20, 60))
+        start, step_x = draw.randint(0, 7), draw.choice([1, 1, 2, 3, 5])
+        x = base[start::step_x]
+        n = x.shape[0]
+        size = n if case == 0 else 1 if case == 1 else draw.randint(1, n)
+        step = 1 if case == 1 else draw.randint(1, max(1, n - size) + 2)
+        refill = draw.randn(n)
+        got = _call_with_banned(ns["sliding_windows"], (x, size, step), ["unfold"], on_torch=False)
+        observations.append(_view_result(got, x, refill) if isinstance(got, torch.Tensor) else got)
+    return observations
+
+
+def _compatible_shapes(draw: Draw) -> list[tuple[int, ...]]:
+    """Shapes that broadcast: suffixes of one drawn shape with some sizes replaced by 1."""
+    target = [draw.choice([0, 1, 2, 3, 4, 5]) for _ in range(draw.randint(0, 4))]
+    shapes = []
+    for _ in range(draw.randint(1, 4)):
+        keep = draw.randint(0, len(target))
+        shapes.append(tuple(1 if draw.random.random() < 0.4 else n for n in target[len(target) - keep:]))
+    return shapes
+
+
+@probe("test_broadcast_shape")
+def broadcast_shape(ns: Namespace, draw: Draw) -> list:
+    """broadcast_shape's result, or ValueError for shapes that do not broadcast"""
+    cases = []
+    for _ in range(150):
+        cases.append([tuple(draw.choice([0, 1, 1, 2, 3]) for _ in range(draw.randint(0, 4)))
+                      for _ in range(draw.randint(1, 4))])
+    cases += [_compatible_shapes(draw) for _ in range(100)]
+    size = draw.randint(2, 9)
+    cases += [[], [(0,), (1,)], [(0,), (size,)], [(size,), (0,)], [(size, 1), (draw.randint(2, 9),)],
+              [(1, size), (draw.randint(2, 5), 1), (draw.randint(2, 5), 1, 1)]]
+    return [outcome(ns["broadcast_shape"], *shapes) for shapes in cases]
+
+
+def _random_slice(draw: Draw, m: torch.Tensor) -> torch.Tensor:
+    """A strided window of the matrix ``m``: drawn starts and steps in both dims."""
+    r0, c0 = draw.randint(0, m.shape[0] - 1), draw.randint(0, m.shape[1] - 1)
+    return m[r0::draw.randint(1, 3), c0::draw.randint(1, 3)]
+
+
+def _overlap_pairs(draw: Draw) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Pairs of views into one drawn matrix: disjoint, interleaved, touching, expanded, byte-level."""
+    rows, cols = draw.randint(4, 8), draw.randint(4, 8)
+    m = draw.randn(rows, cols)
+    r, c = draw.randint(1, rows - 1), draw.randint(1, cols - 1)
+    flat = draw.randn(draw.randint(10, 30))
+    k = draw.randint(1, flat.shape[0] - 2)
+    arr = np.arange(draw.randint(10, 30), dtype=np.float32)
+    j = draw.randint(1, arr.shape[0] - 2)
+    byte = draw.randint(0, 3)
+    m_bytes = m.view(torch.uint8).view(-1)
+    pairs = [
+        (m[:, :c], m[:, c:]), (m[:r], m[r:]), (m[:r + 1], m[r:, c:]),
+        (m[::2], m[1::2]), (m[:, ::2], m[:, 1::2]), (m[::2, ::2], m[1::2, 1::2]),
+        (flat[:k], flat[k:]), (flat[:k + 1], flat[k:]), (flat[::2], flat[1::2]), (flat, flat.clone()),
+        (m[:, :1].expand(rows, cols - 1), m[:, 1:]), (m[0, :1].expand(3, 3), m[:, 0]),
+        (m[0], m_bytes[4 * (c - 1) + byte:4 * (c - 1) + byte + 1]),
+        (m[1], m_bytes[4 * (cols - 1):4 * cols]), (m[1], m_bytes[4 * cols + byte:4 * cols + 4]),
+        (m[1], m_bytes[4 * cols - 1 - byte:4 * cols - byte]),
+        (m[0, :0], m[0]), (m[r, c], m[r - 1:, c]), (m[r, c], m[:r, c]),
+        (m.t(), m[r]), (m.view(cols, rows).t(), flat),
+        (torch.from_numpy(arr[:j + 1]), torch.from_numpy(arr[j:])),
+        (torch.from_numpy(arr[:j]), torch.from_numpy(arr[j:])),
+    ]
+    pairs += [(_random_slice(draw, m), _random_slice(draw, m)) for _ in range(30)]
+    return pairs
+
+
+@probe("test_overlaps")
+def overlaps(ns: Namespace, draw: Draw) -> list:
+    """overlaps on disjoint, interleaved, touching, expanded and byte-level views"""
+    return [outcome(ns["overlaps"], a, b) for a, b in _overlap_pairs(draw)]
