@@ -61,6 +61,7 @@ def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[st
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
+    shell.display_formatter.active_types = ["text/plain"]  # nobody sees pictures here: do not render them
     results: dict[str, dict[str, Any]] = {}
     for cell in cells:
         outcome = shell.run_cell(cell.source, store_history=False)

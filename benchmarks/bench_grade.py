@@ -1,0 +1,122 @@
+"""Grading throughput: stock `nbgrader autograde` against `labs grade` (sandbox on), same submissions.
+
+Builds 20 submissions of a real lab (default 02_tensors): correct ones, partly wrong ones (the
+chapter's wrong solutions swapped in), blank releases (every exercise raises) and crashing ones,
+then times, in one run:
+  1. `nbgrader autograde CHAPTER` on an nbgrader course holding them (one submission at a time,
+     tests in the student's kernel: no sandbox);
+  2. `labs grade --jobs 2` on the same folder (bubblewrap sandbox, probes, trusted comparison).
+It also reports the per-submission overhead of `labs grade` beyond the student's own code: the
+sandbox job's wall time minus the time the same cells take in a warm, unsandboxed IPython shell.
+Usage: python benchmarks/bench_grade.py [--chapter 02_tensors] [--out build/bench_grade]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+from graders.gradebook_course import ensure_tools_on_path
+from graders.job import execute_cells
+from graders.restore import restore
+from graders.selfcheck import with_solution_replaced, wrong_solutions
+from graders.trial import blank_version
+
+BIN = Path(sys.executable).parent
+
+
+def submissions(lab: Path, wrong_dir: Path, count: int) -> dict[str, nbformat.NotebookNode]:
+    """``count`` notebooks: 40% correct, 30% partly wrong, 20% blank, 10% crashing."""
+    source = nbformat.read(lab, as_version=4)
+    wrong = wrong_solutions(wrong_dir, lab.parent.name)
+    crash = nbformat.from_dict(json.loads(json.dumps(source)))
+    next(c for c in crash.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])).source += \
+        "\nraise RuntimeError('this submission crashes on import')"
+    kinds = ["correct"] * 4 + ["wrong"] * 3 + ["blank"] * 2 + ["crash"]
+    made = {}
+    for i in range(count):
+        kind = kinds[i % len(kinds)]
+        if kind == "correct":
+            nb = source
+        elif kind == "wrong":
+            grade_id, path = wrong[i % len(wrong)]
+            nb = with_solution_replaced(source, grade_id, path.read_text(encoding="utf-8"))
+        elif kind == "blank":
+            nb = blank_version(source)
+        else:
+            nb = crash
+        made[f"s{i:02d}-{kind}"] = nb
+    return made
+
+
+def nbgrader_course(root: Path, chapter: str, lab: Path, subs: dict[str, nbformat.NotebookNode]) -> None:
+    """An nbgrader course with the lab released and every submission in submitted/."""
+    (root / "source" / chapter).mkdir(parents=True)
+    shutil.copy2(lab, root / "source" / chapter / lab.name)
+    (root / "nbgrader_config.py").write_text(
+        f"c.CourseDirectory.root = {str(root)!r}\nc.CourseDirectory.course_id = 'bench'\n"
+        "c.ExecutePreprocessor.timeout = 300\n")
+    run([str(BIN / "nbgrader"), "generate_assignment", chapter, "--force"], root)
+    for student, nb in subs.items():
+        folder = root / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / lab.name)
+
+
+def run(command: list[str], cwd: Path) -> float:
+    """Wall seconds of ``command`` (its output discarded; failures are part of grading)."""
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - start
+
+
+def own_code_seconds(lab: Path, nb: nbformat.NotebookNode) -> float:
+    """Seconds the submission's restored cells take in this (warm, unsandboxed) process."""
+    cells = restore(nbformat.read(lab, as_version=4), nb).cells
+    start = time.perf_counter()
+    execute_cells(cells)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chapter", default="02_tensors")
+    parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=Path("build/bench_grade"))
+    args = parser.parse_args()
+    ensure_tools_on_path()
+    out = args.out.resolve()
+    shutil.rmtree(out, ignore_errors=True)
+    lab = next(Path("course", args.chapter).glob("lab_*.ipynb")).resolve()
+    subs = submissions(lab, Path("tests/wrong_solutions"), args.count)
+    nbgrader_course(out / "nbgrader", args.chapter, lab, subs)
+    stock = run([str(BIN / "nbgrader"), "autograde", args.chapter, "--force"], out / "nbgrader")
+    ours = run([str(BIN / "labs"), "grade", str(out / "nbgrader" / "submitted"), "--chapter", args.chapter,
+                "--root", str(out / "labs"), "--jobs", "2"], Path.cwd())
+    results = json.loads((out / "labs" / "reports" / "results.json").read_text())
+    job_seconds = {g["student"]: g["seconds"] for g in results["grades"]}
+    correct = [s for s in subs if s.endswith("correct")][0]
+    own = own_code_seconds(lab, subs[correct])
+    print(f"machine: {os.cpu_count()} cores; load average before/after: {os.getloadavg()}")
+    print(f"{args.count} submissions of {args.chapter}/{lab.name}")
+    print(f"nbgrader autograde (no sandbox): {stock:.1f} s = {stock / args.count:.2f} s per submission")
+    print(f"labs grade -j 2 (bubblewrap):   {ours:.1f} s = {ours / args.count:.2f} s per submission "
+          f"(whole command: sandbox start, reference run, gradebook, reports)")
+    print(f"throughput ratio: {stock / ours:.2f}x")
+    print(f"sandbox job wall per submission: median {statistics.median(job_seconds.values()):.2f} s; "
+          f"a correct submission's own cells unsandboxed in a warm shell: {own:.2f} s; "
+          f"overhead: {job_seconds[correct] - own:.2f} s")
+    print("isolation: " + "; ".join(results["isolation"]))
+
+
+if __name__ == "__main__":
+    main()
