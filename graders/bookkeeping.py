@@ -31,18 +31,19 @@ def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab]
         course.require_success(api.generate_assignment(chapter, force=True), f"generate_assignment {chapter}")
 
 
-def record(db_url: str, grade: NotebookGrade) -> None:
-    """Write one notebook's scores into the gradebook (students and submissions created as needed)."""
+def record(db_url: str, grades: list[NotebookGrade]) -> None:
+    """Write the notebooks' scores into the gradebook (students and submissions created as needed)."""
     with course.open_gradebook(db_url) as gradebook:
-        gradebook.update_or_create_student(grade.student)
-        try:
-            gradebook.find_submission(grade.chapter, grade.student)
-        except MissingEntry:
-            gradebook.add_submission(grade.chapter, grade.student)
-        for cell in grade.cells:
-            entry = gradebook.find_grade(cell.grade_id, grade.notebook, grade.chapter, grade.student)
-            entry.auto_score = cell.score
-        gradebook.db.commit()
+        for grade in grades:
+            gradebook.update_or_create_student(grade.student)
+            try:
+                gradebook.find_submission(grade.chapter, grade.student)
+            except MissingEntry:
+                gradebook.add_submission(grade.chapter, grade.student)
+            for cell in grade.cells:
+                entry = gradebook.find_grade(cell.grade_id, grade.notebook, grade.chapter, grade.student)
+                entry.auto_score = cell.score
+            gradebook.db.commit()
 
 
 def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> nbformat.NotebookNode:

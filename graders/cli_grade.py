@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import warnings
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -91,6 +93,9 @@ def grade(
     report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
 ) -> None:
     """Grade submissions in sandboxes; scores go to the nbgrader gradebook."""
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping noise
     folders = resolve_chapters(chapter, course_dir)
     folders = [f for f in folders if any(f.glob("lab_*.ipynb"))]
     index, count = parse_shard(shard)
@@ -98,19 +103,15 @@ def grade(
         _fail("--jobs, --timeout and --memory must be positive")
     labs, lab_paths = load_labs(folders)
     url = db_url_for(root, db)
-    try:
-        ensure_assignments(root.resolve(), url, labs, lab_paths)
-    except Exception as err:  # noqa: BLE001 - a bad URL or server: one line, exit 2
-        _fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
         found = gather(submissions, {c: {f"{p.stem}.ipynb" for p in ps} for c, ps in lab_paths.items()}, Path(scratch))
         subs = in_shard(found.submissions, index, count)
         batch = _run(labs, subs, jobs or os.cpu_count() or 1, Limits(wall_seconds=timeout, memory_bytes=memory << 20),
-                     root.resolve())
+                     root.resolve(), lambda: _gradebook_ready(root.resolve(), url, labs, lab_paths))
     by_path = {(s.student, s.chapter, s.notebook): s for s in subs}
+    record(url, [g for g in batch.grades if g.cells])
     for g in batch.grades:
         if g.cells:
-            record(url, g)
             write_autograded(root.resolve(), labs[(g.chapter, g.notebook)], g, by_path[(g.student, g.chapter, g.notebook)].nb)
     out = report or root / "reports"
     out.mkdir(parents=True, exist_ok=True)
@@ -120,7 +121,15 @@ def grade(
     raise typer.Exit(1 if found.rejected or any(g.status != "graded" for g in batch.grades) else 0)
 
 
-def _run(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits, root: Path) -> Batch:
+def _gradebook_ready(root: Path, url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
+    try:
+        ensure_assignments(root, url, labs, lab_paths)
+    except Exception as err:  # noqa: BLE001 - a bad URL or server: one line, exit 2
+        raise RuntimeError(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from err
+
+
+def _run(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits, root: Path,
+         prepare: Callable[[], None]) -> Batch:
     warning = isolation_warning(True)
     if warning:
         err_console.print(warning, style="yellow", soft_wrap=True)
@@ -134,7 +143,7 @@ def _run(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, li
                 progress.advance(task)
 
         try:
-            return grade_batch(labs, subs, jobs, limits, True, root / "logs", done)
+            return grade_batch(labs, subs, jobs, limits, True, root / "logs", done, prepare)
         except RuntimeError as err:
             _fail(str(err))
     raise AssertionError("unreachable")

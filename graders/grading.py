@@ -3,9 +3,10 @@ are decided here, in the trusted grader, from the observations each run sent bac
 
 from __future__ import annotations
 
+import ast
 import queue
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,26 @@ def load_lab(path: Path) -> Lab:
     return Lab(path.parent.name, path.stem, source, probes_source, probes_path.name, probes, tests)
 
 
+def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
+    """Modules the labs and their probes import: the sandboxes import them once, before any job."""
+    found: set[str] = set()
+    sources = [c.source for lab in labs for c in lab.source.cells if c.cell_type == "code"]
+    sources += [lab.probes_source for lab in labs]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module)
+        if "assert_close" in source:
+            found.add("torch.testing")
+    return tuple(sorted(found))
+
+
 def job_for(lab: Lab, cells: Restored | list, salt: int) -> Job:
     """The sandbox job of a notebook's cells, with the lab's probes."""
     return Job(cells.cells if isinstance(cells, Restored) else cells, lab.probes_source, lab.probes_file, salt)
@@ -118,15 +139,20 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
 class Pool:
     """Sandbox workers handed out to threads, one job each at a time."""
 
-    def __init__(self, size: int, limits: Limits, threads: int, use_bwrap: bool, log_dir: Path) -> None:
+    def __init__(self, size: int, limits: Limits, threads: int, use_bwrap: bool, log_dir: Path,
+                 warm: tuple[str, ...] = ()) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log") for i in range(size)]
+        self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log", warm) for i in range(size)]
         self.free: queue.Queue[Worker] = queue.Queue()
         for worker in self.workers:  # from this thread: a sandbox dies with the thread that started it
             worker.spawn()
+
+    def ready(self) -> Pool:
+        """Wait until every sandbox has warmed up; returns the pool."""
         for worker in self.workers:
             worker.wait_ready()
             self.free.put(worker)
+        return self
 
     def run(self, job: Job) -> JobOutcome:
         worker = self.free.get()
@@ -196,12 +222,14 @@ def complete(result: dict, lab: Lab, restored: Restored) -> bool:
 
 
 def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,
-                use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None) -> Batch:
+                use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None,
+                prepare: Callable[[], None] = lambda: None) -> Batch:
     """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel."""
     salt = secrets.randbits(62)
-    threads = 1
-    pool = Pool(jobs, limits, threads, use_bwrap, log_dir)
+    pool = Pool(jobs, limits, 1, use_bwrap, log_dir, warm_modules(labs.values()))
     try:
+        prepare()  # while the sandboxes warm up
+        pool.ready()
         references = reference_runs(pool, labs, salt)
         isolation = pool.run(Job([])).isolation
 

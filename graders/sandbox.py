@@ -8,6 +8,7 @@ submission. Results come back as bytes and are read with ``torch.load(weights_on
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -20,8 +21,6 @@ from typing import Any
 
 import torch
 
-import graders
-import labutils
 from graders.compare import check_plain
 from graders.jail import Limits
 from graders.job import Job
@@ -47,7 +46,8 @@ class JobOutcome:
 
 def readable_binds() -> list[str]:
     """Folders the sandbox needs, read-only: Python, the venv, and the two course packages."""
-    folders = {sys.base_prefix, sys.prefix, str(Path(graders.__file__).parent), str(Path(labutils.__file__).parent)}
+    packages = [Path(importlib.util.find_spec(name).origin).parent for name in ("graders", "labutils")]
+    folders = {sys.base_prefix, sys.prefix, *map(str, packages)}
     return sorted(f for f in folders if not any(f.startswith(s + "/") for s in SYSTEM_BINDS))
 
 
@@ -108,8 +108,9 @@ def base_processes() -> int:
 class Worker:
     """One sandbox with a warm zygote; runs jobs one at a time."""
 
-    def __init__(self, slot: int, limits: Limits, threads: int, use_bwrap: bool = True, log: Path | None = None) -> None:
-        self.slot, self.limits, self.threads = slot, limits, threads
+    def __init__(self, slot: int, limits: Limits, threads: int, use_bwrap: bool = True, log: Path | None = None,
+                 warm: tuple[str, ...] = ()) -> None:
+        self.slot, self.limits, self.threads, self.warm = slot, limits, threads, warm
         self.use_bwrap = use_bwrap and shutil.which("bwrap") is not None
         self.log = log
         self.proc: subprocess.Popen | None = None
@@ -121,7 +122,7 @@ class Worker:
 
     def spawn(self) -> None:
         """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
-        zygote = [sys.executable, "-m", "graders.zygote"]
+        zygote = [sys.executable, "-m", "graders.zygote", *self.warm]
         cmd = bwrap_command(os.getuid() == 0) + zygote if self.use_bwrap else zygote
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 from graders import gradebook_course as course
-from graders.grading import CellGrade, Lab, Pool, grade_one, load_lab, reference_runs
+from graders.grading import CellGrade, Lab, Pool, grade_one, load_lab, reference_runs, warm_modules
 from graders.jail import Limits
 from graders.restore import nbgrader_meta
 from graders.submissions import Submission
@@ -165,8 +165,13 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Pa
 
 def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int) -> list[ChapterCheck]:
     """Self-check the chapters with ``jobs`` sandboxes shared by all of them."""
-    pool = Pool(jobs, Limits(), 1, True, build_root / "logs")
+    labs = [load_lab(p) for folder in chapter_dirs for p in sorted(folder.glob("lab_*.ipynb")) if _probed(p)]
+    pool = Pool(jobs, Limits(), 1, True, build_root / "logs", warm_modules(labs)).ready()
     try:
         return [check_chapter(pool, folder, build_root, wrong_dir, jobs) for folder in chapter_dirs]
     finally:
         pool.close()
+
+
+def _probed(lab: Path) -> bool:
+    return (lab.parent / "probes" / f"{lab.stem}.py").is_file()
