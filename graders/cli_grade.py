@@ -135,7 +135,7 @@ def _run(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, li
         err_console.print(warning, style="yellow", soft_wrap=True)
     lock = threading.Lock()
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=False) as progress:
+                  console=err_console, disable=not err_console.is_terminal) as progress:
         task = progress.add_task("grade", total=len(subs))
 
         def done(_: NotebookGrade) -> None:
