@@ -22,6 +22,10 @@ from graders.restore import nbgrader_meta, visible_part
 def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
     """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
     api = course.api(root, db_url)
+    (root / "nbgrader_config.py").write_text(  # nbgrader's own tools (formgrader, nbgrader db) work here too
+        f"c = get_config()  # noqa\nc.CourseDirectory.root = {str(root)!r}\n"
+        f"c.CourseDirectory.course_id = {course.COURSE_ID!r}\nc.CourseDirectory.db_url = {db_url!r}\n",
+        encoding="utf-8")
     with course.open_gradebook(db_url) as gradebook:
         known = {a.name: {n.name for n in a.notebooks} for a in gradebook.assignments}
     for chapter, paths in lab_paths.items():

@@ -1,0 +1,37 @@
+"""The README's instructor walkthrough works as written: its commands, run line by line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+
+import pytest
+
+from tests.conftest import ROOT, labs_env
+
+pytestmark = pytest.mark.slow
+
+
+def walkthrough() -> list[str]:
+    """The command lines between the README's walkthrough markers."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("<!-- walkthrough -->", 1)[1].split("<!-- /walkthrough -->", 1)[0]
+    return [line for line in block.splitlines() if line and not line.startswith("```")]
+
+
+def test_readme_walkthrough_works_as_written() -> None:
+    for folder in ("build/submitted", "build/grading", "build/gradescope"):
+        subprocess.run(["rm", "-rf", str(ROOT / folder)], check=True)
+    for line in walkthrough():
+        proc = subprocess.run(["bash", "-c", line], cwd=ROOT, env=labs_env(), capture_output=True, text=True,
+                              timeout=900)
+        assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    rows = {r["student"]: float(r["score"]) for r in csv.DictReader((ROOT / "build" / "grades.csv").open())}
+    assert rows == {"ada": 0.0, "ben": 30.0}
+    assert (ROOT / "build/grading/feedback/ada/02_tensors/lab_tensors.html").is_file()
+    ben = json.loads((ROOT / "build/gradescope/ben/02_tensors/results.json").read_text())
+    assert ben["score"] == 30.0
+    listed = subprocess.run(["nbgrader", "db", "student", "list"], cwd=ROOT / "build" / "grading", env=labs_env(),
+                            capture_output=True, text=True, timeout=300)
+    assert "ada" in listed.stdout + listed.stderr and "ben" in listed.stdout + listed.stderr
