@@ -52,7 +52,7 @@ def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     if nb.metadata.get("kernelspec", {}).get("name") != "python3":
         problems.append(Problem(path, None, "kernelspec must be python3 (run `labs lint --fix`)"))
     if is_lab(path):
-        problems += _lab_has_hidden_tests(path, nb)
+        problems += _lab_has_hidden_tests(path, nb) + _lab_has_probes(path, nb)
     return problems
 
 
@@ -125,6 +125,23 @@ def _lab_has_hidden_tests(path: Path, nb: NotebookNode) -> list[Problem]:
     if not any(HIDDEN_MARKER in c.source for c in graded):
         return [Problem(path, None, "a lab needs at least one graded test cell with '### BEGIN HIDDEN TESTS'")]
     return []
+
+
+def _lab_has_probes(path: Path, nb: NotebookNode) -> list[Problem]:
+    """labs grade scores a graded cell only through its probe: each needs one in probes/<lab>.py."""
+    probes = path.parent / "probes" / f"{path.stem}.py"
+    if not probes.is_file():
+        return [Problem(path, None, f"no probe file {probes} (labs grade needs a probe per graded cell)")]
+    try:
+        tree = ast.parse(probes.read_text(encoding="utf-8"))
+    except SyntaxError as err:
+        return [Problem(probes, None, f"line {err.lineno}: {err.msg}")]
+    probed = {d.args[0].value for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+              for d in node.decorator_list if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "probe"
+              and d.args and isinstance(d.args[0], ast.Constant)}
+    return [Problem(path, i, f"graded cell {c.metadata['nbgrader'].get('grade_id')} has no probe in {probes}")
+            for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+            and c.metadata["nbgrader"].get("grade_id") not in probed]
 
 
 def fix(path: Path) -> bool:

@@ -45,7 +45,18 @@ def _mutated(tmp_path: Path, change) -> Path:
     change(nb)
     path = tmp_path / "lab_x.ipynb"
     nbformat.write(nb, path)
+    (tmp_path / "probes").mkdir(exist_ok=True)
+    shutil.copy2(FIXTURES / "course" / "fx_basic" / "probes" / "lab_basic.py", tmp_path / "probes" / "lab_x.py")
     return path
+
+
+def test_lab_needs_a_probe_per_graded_cell(tmp_path: Path):
+    path = _mutated(tmp_path, lambda nb: None)
+    probes = tmp_path / "probes" / "lab_x.py"
+    probes.write_text(probes.read_text().replace('@probe("test_relu_grad")', "@staticmethod"))
+    assert [str(p).split(": ", 1)[1] for p in lint([path])] == [f"graded cell test_relu_grad has no probe in {probes}"]
+    probes.unlink()
+    assert "no probe file" in str(lint([path])[0])
 
 
 def test_each_convention_is_enforced(tmp_path: Path):
