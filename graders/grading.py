@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import queue
 import secrets
+import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Lab:
     probes_file: str
     probes: dict[str, Probe]
     tests: list[TestCell]
+    exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
 
 
 @dataclass
@@ -50,8 +52,22 @@ class CellGrade:
     why: str = ""
 
 
+class ScoredCells:
+    """Totals over ``self.cells`` (a list of :class:`CellGrade`)."""
+
+    cells: list[CellGrade]
+
+    @property
+    def score(self) -> float:
+        return sum(c.score for c in self.cells)
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.cells)
+
+
 @dataclass
-class NotebookGrade:
+class NotebookGrade(ScoredCells):
     """The grade of one submitted notebook."""
 
     student: str
@@ -63,14 +79,6 @@ class NotebookGrade:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     flags: list[str] = field(default_factory=list)  # tampering and other things an instructor should look at
-
-    @property
-    def score(self) -> float:
-        return sum(c.score for c in self.cells)
-
-    @property
-    def max_score(self) -> float:
-        return sum(c.points for c in self.cells)
 
 
 def load_lab(path: Path) -> Lab:
@@ -85,7 +93,9 @@ def load_lab(path: Path) -> Lab:
     missing = [t.grade_id for t in tests if t.grade_id not in probes]
     if missing:
         raise ValueError(f"{probes_path}: no probe for {', '.join(missing)}")
-    return Lab(path.parent.name, path.stem, source, probes_source, probes_path.name, probes, tests)
+    lab = Lab(path.parent.name, path.stem, source, probes_source, probes_path.name, probes, tests)
+    lab.exclusive = any(m.startswith("labutils.launch") for m in warm_modules([lab]))
+    return lab
 
 
 def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
@@ -144,6 +154,8 @@ class Pool:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log", warm) for i in range(size)]
         self.free: queue.Queue[Worker] = queue.Queue()
+        self.gate = threading.Condition()
+        self.running, self.exclusive_running = 0, False
         for worker in self.workers:  # from this thread: a sandbox dies with the thread that started it
             worker.spawn()
 
@@ -154,12 +166,21 @@ class Pool:
             self.free.put(worker)
         return self
 
-    def run(self, job: Job) -> JobOutcome:
+    def run(self, job: Job, exclusive: bool = False) -> JobOutcome:
+        """Run ``job`` on a free sandbox; an ``exclusive`` job runs with no other job beside it."""
+        with self.gate:
+            self.gate.wait_for(lambda: not self.exclusive_running and (not exclusive or self.running == 0))
+            self.running += 1
+            self.exclusive_running = exclusive
         worker = self.free.get()
         try:
             return worker.run(job)
         finally:
             self.free.put(worker)
+            with self.gate:
+                self.running -= 1
+                self.exclusive_running = self.exclusive_running and not exclusive
+                self.gate.notify_all()
 
     def close(self) -> None:
         for worker in self.workers:
@@ -201,13 +222,15 @@ def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | No
         return grade
     restored = restore(lab.source, sub.nb)
     try:
-        outcome = pool.run(job_for(lab, restored, salt))
+        outcome = pool.run(job_for(lab, restored, salt), lab.exclusive)
     except Exception as err:  # noqa: BLE001 - one submission never stops the batch
         outcome = JobOutcome("grader error", output_tail=f"{type(err).__name__}: {err}")
     if outcome.result is not None and not complete(outcome.result, lab, restored):
         outcome.status, outcome.result = "bad result", None
     grade.status = outcome.status if outcome.status != "ok" else "graded"
     grade.error = "" if outcome.status == "ok" else STATUS_WHY.get(outcome.status, outcome.status)
+    if outcome.status == "grader error":
+        grade.error += f" ({outcome.output_tail})"
     grade.seconds, grade.cpu_seconds = outcome.seconds, outcome.cpu_seconds
     grade.cells = score(lab, restored, outcome, reference)
     grade.flags = [f"test cell {g} deleted or retyped" for g in restored.missing]

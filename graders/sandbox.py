@@ -82,7 +82,8 @@ def job_env(threads: int) -> dict[str, str]:
     return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp/home", "TMPDIR": "/tmp",
             "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/cache/mpl", "PYTHONDONTWRITEBYTECODE": "1",
             "TORCHINDUCTOR_CACHE_DIR": "/tmp/cache/inductor", "OMP_NUM_THREADS": str(threads),
-            "IPYTHONDIR": "/tmp/home/.ipython", "XDG_CACHE_HOME": "/tmp/cache"}
+            "IPYTHONDIR": "/tmp/home/.ipython", "XDG_CACHE_HOME": "/tmp/cache",
+            "GLOO_SOCKET_IFNAME": "lo"}  # the job's network namespace has only loopback
 
 
 def isolation_warning(use_bwrap: bool) -> str | None:

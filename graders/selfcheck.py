@@ -13,14 +13,23 @@ from pathlib import Path
 import nbformat
 
 from graders import gradebook_course as course
-from graders.grading import CellGrade, Lab, Pool, grade_one, load_lab, reference_runs, warm_modules
+from graders.grading import (
+    CellGrade,
+    Lab,
+    Pool,
+    ScoredCells,
+    grade_one,
+    load_lab,
+    reference_runs,
+    warm_modules,
+)
 from graders.jail import Limits
 from graders.restore import nbgrader_meta
 from graders.submissions import Submission
 
 
 @dataclass
-class Verdict:
+class Verdict(ScoredCells):
     """The outcome of grading one version of a lab, and what it should have been."""
 
     lab: str
@@ -29,14 +38,6 @@ class Verdict:
     cells: list[CellGrade]
     ok: bool
     note: str = ""
-
-    @property
-    def score(self) -> float:
-        return sum(c.score for c in self.cells)
-
-    @property
-    def max_score(self) -> float:
-        return sum(c.points for c in self.cells)
 
 
 @dataclass
@@ -112,7 +113,8 @@ def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Ver
     elif version.expectation == "full":
         short = [c.grade_id for c in cells if c.score < c.points]
         verdict.ok = not short and not error
-        verdict.note = error or (f"below full marks: {', '.join(short)}" if short else "")
+        why = next((c.why for c in cells if c.score < c.points), "")
+        verdict.note = error or (f"below full marks: {', '.join(short)} ({why})" if short else "")
     elif version.expectation == "zero":
         scoring = [c.grade_id for c in cells if c.score > 0]
         verdict.ok = not scoring
