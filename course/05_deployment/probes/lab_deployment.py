@@ -62,11 +62,27 @@ def _ort_outputs(path: str, inputs: list[torch.Tensor]) -> list:
     return [dims] + [outcome(lambda x=x: torch.from_numpy(session.run(None, {name: x.numpy()})[0])) for x in inputs]
 
 
+class _ExportSkew(torch.nn.Module):
+    """``net``, plus 1e-3 * max|row| per row only when exported: eager and ONNX then differ by an amount
+    set by each input (largest on the largest batch), not by float rounding, which varies by CPU and
+    thread count."""
+
+    def __init__(self, net: torch.nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.net(x)
+        if torch.compiler.is_exporting():
+            y = y + 1e-3 * x.abs().amax(dim=1, keepdim=True)
+        return y
+
+
 @probe("test_onnx_max_abs_diff", rtol=1e-4, atol=1e-6)
 def onnx_max_abs_diff(ns: Namespace, draw: Draw) -> dict:
     """onnx_max_abs_diff: the returned maximum over all inputs, and the exported file at other batch sizes"""
     n_in = draw.randint(32, 64)
-    net = _mlp(draw, n_in, draw.randint(16, 64), draw.randint(32, 64))
+    net = _ExportSkew(_mlp(draw, n_in, draw.randint(16, 64), draw.randint(32, 64))).eval()
     # Batches of 12 or more rows, or of a multiple of 4, can round exactly like eager on some CPUs:
     # the large batches, whose rounding error should dominate, avoid them.
     sizes = [draw.choice([4, 8])] + [draw.choice([1, 2, 3, 5, 6, 7, 9, 10, 11]) for _ in range(draw.randint(2, 3))]
