@@ -1,0 +1,35 @@
+"""`labs grade` on a zip of submissions: entries with unsafe names are refused, the rest graded."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+from tests.conftest import FIXTURES, labs
+
+LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
+
+
+def test_zip_of_submissions(tmp_path: Path) -> None:
+    archive = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.write(LAB, "ada/fx_basic/lab_basic.ipynb")
+        zipped.write(LAB, "../escape/fx_basic/lab_basic.ipynb")
+        zipped.writestr("caf\u00e9/fx_basic/lab_basic.ipynb", LAB.read_bytes())
+    proc = labs("grade", str(archive), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
+                "--root", str(tmp_path / "root"), "--jobs", "1")
+    grades = json.loads((tmp_path / "root" / "reports" / "results.json").read_text())["grades"]
+    assert [(g["student"], g["score"]) for g in grades] == [("ada", 5.0)]
+    assert proc.returncode == 1  # refused entries make the batch incomplete
+    assert "'../escape/fx_basic/lab_basic.ipynb': refused" in proc.stderr
+    assert "refused (unsafe or non-ASCII path)" in proc.stderr and "caf" in proc.stderr
+    assert not (tmp_path / "escape").exists()
+
+
+def test_not_a_zip_is_one_line_exit_2(tmp_path: Path) -> None:
+    bogus = tmp_path / "submissions.zip"
+    bogus.write_text("not a zip")
+    proc = labs("grade", str(bogus), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
+                "--root", str(tmp_path / "root"))
+    assert proc.returncode == 2 and proc.stderr.strip() == f"error: {bogus}: not a zip file"
