@@ -1,7 +1,8 @@
 """Warm kernels: the next notebook's kernel starts (and imports torch) while the current one runs.
 
 A kernel is never reused: each notebook gets a fresh process, so no state leaks between notebooks.
-What is shared is only the start-up cost, paid ahead of time.
+What is shared is only the start-up cost, paid ahead of time, and, when a zygote runs
+(:mod:`ci.forked`), the imports themselves: the kernel is forked from a process that made them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,8 @@ from pathlib import Path
 from jupyter_client import AsyncKernelManager
 from jupyter_client.blocking import BlockingKernelClient
 from jupyter_core.utils import run_sync
+
+from ci.forked import ForkedProcess, ZygoteAddress, runtime_dir, use_zygote
 
 # Deprecations attributed to notebook code (__main__) or labutils fail the cell that raised them.
 PRELUDE = """
@@ -52,6 +54,11 @@ class WarmKernel:
         process = getattr(self.manager.provisioner, "process", None)
         return process.pid if process is not None else None
 
+    @property
+    def forked(self) -> bool:
+        """Whether the kernel was forked from the zygote (False: started cold)."""
+        return isinstance(getattr(self.manager.provisioner, "process", None), ForkedProcess)
+
     def ready(self, cwd: Path, timeout: float = 120) -> None:
         """Wait for the prelude, then move the kernel into the notebook's working folder."""
         _wait_reply(self.client, self.prelude_id, timeout)
@@ -86,11 +93,11 @@ class WarmKernel:
             return {}
 
     def kill(self) -> None:
-        """Kill the kernel and everything it started (its own session/process group)."""
+        """Kill the kernel and everything it started (its own session, so its pid is its group's id)."""
         pid = self.pid
         if pid:
             try:
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
 
@@ -115,18 +122,20 @@ def _wait_reply(client: BlockingKernelClient, msg_id: str, timeout: float) -> No
 
 def _ipc_path() -> str:
     # IPC sockets: no TCP ports to collide between concurrent runs, nothing reachable from the network.
-    runtime = Path(tempfile.gettempdir()) / f"labs-kernels-{os.getuid()}"
-    runtime.mkdir(mode=0o700, exist_ok=True)
-    return str(runtime / uuid.uuid4().hex[:12])
+    return str(runtime_dir() / uuid.uuid4().hex[:12])
 
 
-def start_warm_kernel(env: dict[str, str], kernel_name: str = "python3") -> WarmKernel:
+def start_warm_kernel(env: dict[str, str], kernel_name: str = "python3",
+                      zygote: ZygoteAddress | None = None) -> WarmKernel:
     """Start a kernel in its own process group and send it the prelude without waiting.
 
+    With a ``zygote``, the kernel is forked from it (falling back to a cold start if it cannot).
     The manager is asynchronous because nbclient needs one to notice a dead kernel; our own
     prelude/postlude traffic goes through a separate blocking client on the same connection.
     """
     manager = AsyncKernelManager(kernel_name=kernel_name, transport="ipc", ip=_ipc_path())
+    if zygote is not None:
+        use_zygote(manager, zygote)
     run_sync(manager.start_kernel)(env=env)
     client = BlockingKernelClient()
     client.load_connection_info(manager.get_connection_info())

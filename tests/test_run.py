@@ -21,6 +21,7 @@ def _report(report_dir: Path) -> dict[str, dict]:
 def test_passing_course(tmp_path: Path):
     result = labs("run", str(FIXTURES / "course"), "--smoke", "--report", str(tmp_path), "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert "starting kernels cold" not in result.stderr  # the kernels were forked from the zygote
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["totals"] == {"notebooks": 2, "passed": 2, "failed": 0, "seconds": data["totals"]["seconds"]}
     for record in data["notebooks"]:
