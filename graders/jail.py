@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
 CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND = 0x1, 0x2, 0x4, 0x8, 0x20, 0x1000
+MS_REC, MS_PRIVATE = 0x4000, 0x40000
+O_PATH = 0o10000000
 PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 CAP_VERSION_3 = 0x20080522
 
@@ -62,11 +64,22 @@ def private_namespaces(network: bool) -> str:
     return "user, mount, pid, ipc" + (", network" if network else "") + " namespaces"
 
 
-def fresh_tmp(size_bytes: int) -> str:
-    """Mount an empty, size-capped /tmp (and /dev/shm) and, where allowed, its own /proc; cd there."""
+def fresh_tmp(size_bytes: int, keep: list[str]) -> str:
+    """Mount an empty, size-capped /tmp (and /dev/shm) and, where allowed, its own /proc; cd there.
+
+    ``keep``: folders under /tmp the job must still see (a course checked out under /tmp: its venv
+    and packages), bound read-only into the new /tmp.
+    """
     _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make mounts private")
+    kept = {folder: os.open(folder, O_PATH) for folder in keep if os.path.isdir(folder)}
     options = f"size={size_bytes},mode=0700".encode()
     _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
+    for folder, fd in kept.items():
+        os.makedirs(folder, mode=0o755, exist_ok=True)
+        _check(_libc.mount(f"/proc/self/fd/{fd}".encode(), folder.encode(), None, MS_BIND | MS_REC, None),
+               f"keep {folder}")
+        _libc.mount(None, folder.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+        os.close(fd)
     if os.path.isdir("/dev/shm"):
         _libc.mount(b"tmpfs", b"/dev/shm", b"tmpfs", MS_NOSUID | MS_NODEV, options)
     own_proc = _libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) == 0

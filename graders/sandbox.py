@@ -142,7 +142,8 @@ class Worker:
             self.start()
         spec = {"job": {**job.to_plain(), "probes_source": ""}, "limits": asdict(self.limits),
                 "uid": FIRST_UID + self.slot, "env": {**job_env(self.threads), **job.env},
-                "base_processes": base_processes()}
+                "base_processes": base_processes(),
+                "keep": [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")]}
         probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt}
         try:
             write_frame(self.proc.stdin, json.dumps(spec).encode())

@@ -95,7 +95,7 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     from graders.job import Job, execute_cells
 
     limits = jail.Limits(**spec["limits"])
-    _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes))
+    _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.get("keep", [])))
     _step(notes, "loopback", loopback_up)
     os.environ.clear()
     os.environ.update(spec["env"])
