@@ -16,12 +16,12 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test venv system-deps unit notebooks browser selfcheck lint constraints clean
+.PHONY: lab test venv system-deps unit grading notebooks browser selfcheck lint constraints clean
 
 lab: venv
 	$(BIN)/labs lab
 
-test: venv system-deps lint unit notebooks browser selfcheck
+test: venv system-deps lint unit grading notebooks browser selfcheck
 	@echo "make test: all passed"
 
 venv: $(VENV)/.installed
@@ -50,7 +50,12 @@ lint: venv
 	$(BIN)/labs lint course
 
 unit: venv
-	$(BIN)/python -m pytest -n $(JOBS) -q -m "not browser"
+	$(BIN)/python -m pytest -n $(JOBS) -q -m "not browser and not grading"
+
+# Sandboxed grading (attacks, isolation, self-check, PostgreSQL, walkthrough): one at a time, so the fork
+# bombs and sandboxes do not starve the launcher's timing-sensitive tests.
+grading: venv
+	$(BIN)/python -m pytest -q -m grading
 
 notebooks: venv
 	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import FIXTURES, labs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.grading]
 
 
 def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):

@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import FIXTURES, labs
 
+pytestmark = pytest.mark.grading
+
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
 CHAPTER = "fx_basic"
 FULL = {"test_scale": 2.0, "test_relu_grad": 3.0}

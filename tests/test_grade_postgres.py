@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import FIXTURES, labs
 
+pytestmark = pytest.mark.grading
+
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
 SERVER = os.environ.get("LABS_TEST_POSTGRES_URL", "postgresql://labs:labs@127.0.0.1:5432/postgres")
 

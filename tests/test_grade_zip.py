@@ -6,7 +6,11 @@ import json
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import FIXTURES, labs
+
+pytestmark = pytest.mark.grading
 
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
 

@@ -12,7 +12,7 @@ from graders.job import Cell, Job
 from graders.sandbox import Worker, isolation_warning, job_env
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
+pytestmark = [pytest.mark.grading, pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")]
 
 PROBE = "from graders.probing import probe\n@probe('evidence')\ndef evidence(ns, draw):\n    '''evidence'''\n    return ns['evidence']\n"
 SPY = '''

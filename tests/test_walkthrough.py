@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import ROOT, labs_env
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.grading]
 
 
 def walkthrough() -> list[str]:
