@@ -253,7 +253,8 @@ def test_torchrun_failure_carries_the_cell_traceback() -> None:
 
 
 DRIVER = """
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # not an ignore inherited from the test process
 from labutils.launch import run_cell
 cell = '''
 import time, pathlib, torch.distributed as dist
