@@ -202,7 +202,7 @@ def supervise(spec: dict, probes: bytes) -> tuple[dict, bytes]:
     """Run one job in a jailed child; return the header and the result bytes."""
     limits = jail.Limits(**spec["limits"])
     pairs = {name: os.pipe() for name in ("output", "control", "result", "probes")}
-    started, start_cpu = time.monotonic(), os.times()
+    started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         _supervisor(spec, {"output": pairs["output"][1], "control": pairs["control"][1],
@@ -229,7 +229,6 @@ def supervise(spec: dict, probes: bytes) -> tuple[dict, bytes]:
               "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_mb": usage.ru_maxrss // 1024,
               "output_bytes": watch.output_bytes, "output_tail": watch.data["output"].decode(errors="replace"),
               "isolation": json.loads(control[1]) if len(control) > 1 else []}
-    del start_cpu
     return header, bytes(watch.data["result"]) if header["status"] == "ok" else b""
 
 
