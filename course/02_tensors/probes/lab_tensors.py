@@ -12,34 +12,38 @@ import numpy as np
 import torch
 
 from graders.probing import Draw, Namespace, outcome, probe
+from graders.rules import autograd_nodes, forbidden
 
-# What the hidden tests forbid in transpose_view (sliding_windows: Tensor.unfold).
-TRANSPOSE_LIKE = ["transpose", "t", "permute", "movedim", "swapaxes", "swapdims"]
+# The rules of exercises 3 to 5, checked on the operations the student's function runs (graders.rules):
+# however a transpose is spelled (t.mT, t.T, torch.ops.aten.transpose.int, T.swapaxes ...), it
+# executes one of these ATen ops, which the reference never does.
+TRANSPOSE_OPS = ["aten.transpose", "aten.transpose_", "aten.t", "aten.t_", "aten.permute", "aten.movedim",
+                 "aten.moveaxis", "aten.swapaxes", "aten.swapaxes_", "aten.swapdims", "aten.swapdims_",
+                 "aten.numpy_T", "aten.mT", "aten.mH", "aten.adjoint", "aten.matrix_H", "aten._mkldnn_transpose",
+                 "aten._mkldnn_transpose_", "aten.transpose_copy", "aten.permute_copy", "aten.t_copy"]
+WINDOW_OPS = ["aten.unfold", "aten.unfold_copy"]
+# Other ways to lay a tensor over t's memory without as_strided: a storage-level set_, an alias op
+# that takes strides, and a round trip through NumPy's or DLPack's view of the memory.
+MEMORY_OPS = ["aten.set_", "aten._reshape_alias", "aten._reshape_alias_copy"]
+MEMORY_CALLS = {
+    "torch.Tensor.numpy": torch.Tensor.numpy, "torch.from_numpy": torch.from_numpy,
+    "torch.frombuffer": torch.frombuffer, "torch.from_dlpack": torch.from_dlpack,
+    "torch.utils.dlpack.from_dlpack": torch.utils.dlpack.from_dlpack,
+    "torch.Tensor.__dlpack__": torch.Tensor.__dlpack__,
+    "numpy.lib.stride_tricks.as_strided": np.lib.stride_tricks.as_strided,
+    "numpy.lib.stride_tricks.sliding_window_view": np.lib.stride_tricks.sliding_window_view,
+}
+# Autograd nodes a forbidden view leaves behind (a second opinion that no mode switch hides).
+TRANSPOSE_NODES = ["TransposeBackward0", "TransposeBackward1", "PermuteBackward0", "TBackward0"]
+WINDOW_NODES = ["UnfoldBackward0"]
 
 
-class BannedCall(Exception):
-    """Raised by a torch function the exercise must not use, when the code under test calls it."""
-
-
-def _banned(*args: Any, **kwargs: Any) -> Any:
-    raise BannedCall("this exercise must be solved with torch.as_strided")
-
-
-def _call_with_banned(fn: Callable, args: tuple, names: list[str], on_torch: bool) -> Any:
-    """``outcome(fn, *args)`` while ``torch.Tensor.<name>`` (and ``torch.<name>``) raise BannedCall."""
-    saved = {name: getattr(torch.Tensor, name) for name in names}
-    saved_fn = {name: getattr(torch, name) for name in names if on_torch and hasattr(torch, name)}
-    try:
-        for name in saved:
-            setattr(torch.Tensor, name, _banned)
-        for name in saved_fn:
-            setattr(torch, name, _banned)
-        return outcome(fn, *args)
-    finally:
-        for name, original in saved.items():
-            setattr(torch.Tensor, name, original)
-        for name, original in saved_fn.items():
-            setattr(torch, name, original)
+def _call_under_rules(fn: Callable, args: tuple, aten: list[str], nodes: list[str]) -> tuple[Any, list[str]]:
+    """``outcome(fn, *args)`` and the rule violations seen while it ran (ops, calls, autograd nodes)."""
+    with forbidden(aten=aten + MEMORY_OPS, calls=MEMORY_CALLS) as seen:
+        got = outcome(fn, *args)
+    inputs = [a for a in args if isinstance(a, torch.Tensor)]
+    return got, sorted(set(seen.violations) | set(autograd_nodes(got, inputs, nodes)))
 
 
 def _row_major(shape: tuple[int, ...]) -> list[int]:
@@ -59,6 +63,8 @@ def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
         "values": got.detach().clone(),
         "shape": tuple(got.shape),
         "start": (got.data_ptr() - t.data_ptr()) // t.element_size(),
+        "storage": (got.untyped_storage().data_ptr() - t.untyped_storage().data_ptr()) // t.element_size(),
+        "is_view": got._is_view(),
     }
     with torch.no_grad():
         t.copy_(refill)
@@ -143,7 +149,7 @@ def view_strides(ns: Namespace, draw: Draw) -> list:
 def _transpose_case(draw: Draw) -> tuple[torch.Tensor, int, int]:
     """A drawn view (sliced, stepped, maybe permuted) of a drawn tensor and two dims, maybe negative."""
     shape = [draw.randint(2, 6) for _ in range(draw.randint(2, 4))]
-    base = draw.randn(*shape)
+    base = draw.randn(*shape).requires_grad_(draw.random.random() < 0.4)
     index = tuple(slice(draw.randint(0, 1), None, draw.choice([1, 1, 2])) for _ in shape)
     t = base[index]
     if draw.random.random() < 0.4:
@@ -161,34 +167,35 @@ def _transpose_case(draw: Draw) -> tuple[torch.Tensor, int, int]:
 
 @probe("test_transpose_view")
 def transpose_view(ns: Namespace, draw: Draw) -> list:
-    """transpose_view is a view with the right values, strides and offset, made with as_strided"""
+    """transpose_view is a view with the right values, strides and offset, made with torch.as_strided only"""
     observations = []
     for _ in range(25):
         t, dim0, dim1 = _transpose_case(draw)
         refill = draw.randn(*t.shape)
-        got = _call_with_banned(ns["transpose_view"], (t, dim0, dim1), TRANSPOSE_LIKE, on_torch=True)
+        got, violations = _call_under_rules(ns["transpose_view"], (t, dim0, dim1), TRANSPOSE_OPS, TRANSPOSE_NODES)
         if isinstance(got, torch.Tensor):
             layout = {"stride": tuple(got.stride()), "offset": got.storage_offset() - t.storage_offset()}
-            observations.append({**_view_result(got, t, refill), **layout})
+            observations.append({**_view_result(got, t, refill), **layout, "violations": violations})
         else:
-            observations.append(got)
+            observations.append({"returned": got, "violations": violations})
     return observations
 
 
 @probe("test_sliding_windows")
 def sliding_windows(ns: Namespace, draw: Draw) -> list:
-    """sliding_windows returns a view of x whose rows are the windows, without unfold"""
+    """sliding_windows returns a view of x whose rows are the windows, made with torch.as_strided (no unfold)"""
     observations = []
     for case in range(25):
-        base = draw.randn(draw.randint(20, 60))
+        base = draw.randn(draw.randint(20, 60)).requires_grad_(draw.random.random() < 0.4)
         start, step_x = draw.randint(0, 7), draw.choice([1, 1, 2, 3, 5])
         x = base[start::step_x]
         n = x.shape[0]
         size = n if case == 0 else 1 if case == 1 else draw.randint(1, n)
         step = 1 if case == 1 else draw.randint(1, max(1, n - size) + 2)
         refill = draw.randn(n)
-        got = _call_with_banned(ns["sliding_windows"], (x, size, step), ["unfold"], on_torch=False)
-        observations.append(_view_result(got, x, refill) if isinstance(got, torch.Tensor) else got)
+        got, violations = _call_under_rules(ns["sliding_windows"], (x, size, step), WINDOW_OPS, WINDOW_NODES)
+        seen = _view_result(got, x, refill) if isinstance(got, torch.Tensor) else {"returned": got}
+        observations.append({**seen, "violations": violations})
     return observations
 
 
@@ -204,7 +211,7 @@ def _compatible_shapes(draw: Draw) -> list[tuple[int, ...]]:
 
 @probe("test_broadcast_shape")
 def broadcast_shape(ns: Namespace, draw: Draw) -> list:
-    """broadcast_shape's result, or ValueError for shapes that do not broadcast"""
+    """broadcast_shape's result, or ValueError for shapes that do not broadcast, in plain Python (no torch, NumPy or tensors)"""
     cases = []
     for _ in range(150):
         cases.append([tuple(draw.choice([0, 1, 1, 2, 3]) for _ in range(draw.randint(0, 4)))
@@ -213,7 +220,15 @@ def broadcast_shape(ns: Namespace, draw: Draw) -> list:
     size = draw.randint(2, 9)
     cases += [[], [(0,), (1,)], [(0,), (size,)], [(size,), (0,)], [(size, 1), (draw.randint(2, 9),)],
               [(1, size), (draw.randint(2, 5), 1), (draw.randint(2, 5), 1, 1)]]
-    return [outcome(ns["broadcast_shape"], *shapes) for shapes in cases]
+    return [_plain_python(ns["broadcast_shape"], shapes) for shapes in cases]
+
+
+def _plain_python(fn: Callable, shapes: list[tuple[int, ...]]) -> dict:
+    """``fn(*shapes)`` (or the exception it raised) and what it used that the rule forbids: any
+    operator on tensors, any function of torch or NumPy (``torch.broadcast_shapes`` however spelled)."""
+    with forbidden(aten=["*"], modules=["torch", "numpy"]) as seen:
+        got = outcome(fn, *shapes)
+    return {"shape": got, "violations": seen.violations}
 
 
 def _random_slice(draw: Draw, m: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,443 @@
+"""Stated rules, checked where the code runs: which operations a submission's function executed.
+
+A lab says "build it with ``torch.as_strided`` only", "do not call ``torch.broadcast_shapes``",
+"no collective, only send/recv". Swapping ``torch.transpose`` for a function that raises misses
+``t.mT``, ``torch.ops.aten.transpose.int`` or ``import torch as T; T.swapaxes``. A probe instead runs
+the student's function inside :func:`forbidden` and returns what it saw with its observation::
+
+    with forbidden(aten=["aten.transpose", "aten.permute"], calls=[torch.broadcast_shapes]) as seen:
+        got = ns["transpose_view"](t, 0, 1)
+    return {"values": got, "violations": seen.violations}
+
+The reference obeys the rules and sees ``[]``; a submission that breaks one differs from it and loses
+the cell's points. Three recorders run while the window is open:
+
+* a :class:`~torch.utils._python_dispatch.TorchDispatchMode` sees every operator that executes, at
+  the ATen level (``aten.transpose.int`` however it was spelled: ``t.mT``, ``t.swapaxes``, ``torch.ops``;
+  composite ops such as ``movedim`` or ``.T`` arrive as the ``permute``/``transpose`` they become) and
+  the ``c10d`` ops behind every ``torch.distributed`` collective (``c10d.allreduce_.default`` ...),
+  whichever Python function or ProcessGroup method issued it;
+* a profile hook (``sys.setprofile`` / ``threading.setprofile``) sees each Python function that starts
+  (matched by its code object, so any alias, ``getattr`` spelling or re-wrapped copy of the function is
+  the same) and each builtin called from Python (matched by identity, or by class and name for methods
+  of C types);
+* the same hook reports tampering (the hook or the mode removed, the Python dispatch key excluded)
+  and escapes (threads or processes started, where neither recorder follows).
+
+Violations are sorted, de-duplicated names: deterministic, so reference and submission compare.
+What stays out of reach, in-process: a builtin called *from C* (``map(torch.from_numpy, ...)``,
+``functools.partial``) is not a profile event, and work handed to a thread that was already running
+before the window opened is seen by neither recorder. Probes back these up with behaviour (is the
+result a view, which autograd node made it).
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import sys
+import sysconfig
+import threading
+import types
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+__all__ = ["COLLECTIVES", "COLLECTIVE_METHODS", "POINT_TO_POINT", "Seen", "autograd_nodes", "collective_methods",
+           "forbidden", "methods"]
+
+#: Every op of these namespaces is a collective or part of one (``c10d.allreduce_``, functional
+#: collectives ...), except the point-to-point ops in :data:`POINT_TO_POINT`.
+COLLECTIVES = ("c10d.*", "_c10d_functional.*", "c10d_functional.*", "_c10d_functional_autograd.*")
+#: ``dist.send`` / ``recv`` / ``isend`` / ``irecv`` / ``batch_isend_irecv`` and ProcessGroup.send/recv.
+POINT_TO_POINT = ("c10d.send", "c10d.recv_", "c10d.recv_any_source_")
+
+
+def _own_file() -> str:
+    return _own_file.__code__.co_filename
+
+
+_OWN_FILE = _own_file()
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Folders of the standard library and installed packages: code there is not a submission's."""
+    paths = sysconfig.get_paths()
+    folders = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths]
+    folders += [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(torch.__file__))]
+    roots = {os.path.abspath(f) for f in folders} | {os.path.realpath(f) for f in folders}
+    return tuple(sorted(root.rstrip(os.sep) + os.sep for root in roots))
+
+
+_LIBRARY_ROOTS = _library_roots()
+
+
+def _is_library(filename: str) -> bool:
+    """Whether code compiled from ``filename`` is a library's (or this module's), not a submission's."""
+    return filename.startswith(("<frozen", *_LIBRARY_ROOTS)) or filename == _OWN_FILE
+
+
+def _from_submission(frame: types.FrameType | None) -> bool:
+    """Whether ``frame`` (a caller) runs code of the submission (or of a probe), not of a library."""
+    return frame is not None and not _is_library(frame.f_code.co_filename)
+
+
+def _name_of(obj: Any) -> str:
+    """``module.qualname`` of a callable, class or descriptor (what a violation is called)."""
+    owner = getattr(obj, "__objclass__", None)
+    if owner is not None:
+        return f"{owner.__module__}.{owner.__qualname__}.{obj.__name__}"
+    module = getattr(obj, "__module__", None) or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    return f"{module}.{qualname}" if module else str(qualname)
+
+
+def _pattern(entry: Any) -> str:
+    """An op pattern as ``namespace.name[.overload]``: from a string or an ``OpOverload``/packet."""
+    if isinstance(entry, str):
+        return entry.replace("::", ".")
+    if isinstance(entry, torch._ops.OpOverload):
+        return str(entry)
+    if isinstance(entry, torch._ops.OpOverloadPacket):
+        return entry._qualified_op_name.replace("::", ".")
+    raise TypeError(f"not an operator pattern: {entry!r}")
+
+
+def _matches(op_name: str, pattern: str) -> bool:
+    """``aten.transpose.int`` against ``*``, ``aten.*``, ``aten.transpose`` or ``aten.transpose.int``."""
+    if pattern == "*":
+        return True
+    if pattern.endswith(".*"):
+        return op_name.startswith(pattern[:-1])
+    return op_name == pattern or op_name.startswith(pattern + ".")
+
+
+@dataclass
+class Seen:
+    """What a :func:`forbidden` window saw; read it after the ``with`` block."""
+
+    found: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def violations(self) -> list[str]:
+        """Sorted names of the forbidden things that ran (empty when every rule was kept)."""
+        return sorted(self.found)
+
+    @property
+    def ops(self) -> dict[str, int]:
+        """How many times each forbidden (or counted) operator ran, by name, in sorted order."""
+        return dict(sorted(self.counts.items()))
+
+
+class _Recorder(TorchDispatchMode):
+    """Notes every operator that executes and matches a forbidden pattern (and is not allowed)."""
+
+    def __init__(self, patterns: list[str], allowed: list[str], seen: Seen) -> None:
+        super().__init__()
+        self.patterns, self.allowed, self.seen = patterns, allowed, seen
+        self.verdicts: dict[Any, str | None] = {}
+
+    def verdict(self, func: Any) -> str | None:
+        """The violation ``func`` is (its name), or None; cached per operator overload."""
+        if func not in self.verdicts:
+            name = str(func)
+            bad = any(_matches(name, p) for p in self.patterns) and not any(_matches(name, p) for p in self.allowed)
+            self.verdicts[func] = name if bad else None
+        return self.verdicts[func]
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        name = self.verdict(func)
+        if name is not None:
+            self.seen.found.add(name)
+            self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+class _Calls:
+    """The callables a window forbids, indexed the ways a profile event can name them."""
+
+    def __init__(self) -> None:
+        self.codes: dict[types.CodeType, str] = {}
+        self.builtins: dict[int, tuple[Any, str]] = {}
+        self.methods: dict[str, list[tuple[type, str]]] = {}
+
+    def add(self, obj: Any, name: str | None = None) -> None:
+        """Forbid ``obj``: a function, method, builtin, method of a C type, property or class."""
+        name = name or _name_of(obj)
+        if isinstance(obj, type):
+            for attr in vars(obj).values():
+                target = attr.__func__ if isinstance(attr, (staticmethod, classmethod)) else attr
+                if isinstance(target, property):
+                    for accessor in (target.fget, target.fset, target.fdel):
+                        if accessor is not None:
+                            self.add(accessor, name)
+                elif isinstance(target, types.FunctionType):
+                    self.add(target, name)
+            return
+        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        if isinstance(code, types.CodeType):
+            self.codes[code] = name
+            return
+        func = getattr(obj, "__func__", None)  # a pybind11 method: its builtin is what runs
+        if isinstance(func, types.BuiltinFunctionType):
+            obj = func
+        owner = getattr(obj, "__objclass__", None)
+        if isinstance(owner, type):  # a method descriptor of a C type: calls arrive bound to an instance
+            self.methods.setdefault(obj.__name__, []).append((owner, name))
+        self.builtins[id(obj)] = (obj, name)
+
+    def builtin(self, fn: Any) -> str | None:
+        """The forbidden name of a builtin about to be called, or None."""
+        hit = self.builtins.get(id(fn))
+        if hit is not None and hit[0] is fn:
+            return hit[1]
+        owners = self.methods.get(fn.__name__)
+        if owners:
+            holder = type(fn.__self__)
+            for owner, name in owners:
+                if issubclass(holder, owner):
+                    return name
+        return None
+
+
+def _tamper_calls() -> _Calls:
+    """Calls that switch a recorder off: named ``tampering: ...`` when a window sees one."""
+    calls = _Calls()
+    from torch.utils import _python_dispatch
+
+    for obj in (sys.setprofile, threading.setprofile, torch._C._pop_torch_dispatch_stack,
+                getattr(torch._C, "_set_dispatch_mode", None), getattr(torch._C, "_unset_dispatch_mode", None),
+                getattr(torch._C, "_dispatch_tls_set_dispatch_key_excluded", None),
+                _python_dispatch._pop_mode, _python_dispatch._pop_mode_temporarily,
+                _python_dispatch._disable_current_modes):
+        if obj is not None:
+            calls.add(obj, f"tampering: {_name_of(obj)}")
+    return calls
+
+
+def _escape_calls() -> _Calls:
+    """Calls that run code where no recorder follows: named ``escape: ...``."""
+    calls = _Calls()
+    import _posixsubprocess
+
+    for obj in (threading.Thread.start, _thread.start_new_thread, getattr(_thread, "start_joinable_thread", None),
+                getattr(os, "fork", None), getattr(os, "forkpty", None), getattr(os, "posix_spawn", None),
+                getattr(os, "posix_spawnp", None), getattr(_posixsubprocess, "fork_exec", None), os.system,
+                getattr(os, "execv", None), getattr(os, "execve", None)):
+        if obj is not None:
+            calls.add(obj, f"escape: {_name_of(obj)}")
+    return calls
+
+
+_TAMPER = _tamper_calls()
+_ESCAPE = _escape_calls()
+
+
+def _in_modules(module: Any, modules: tuple[str, ...]) -> bool:
+    return isinstance(module, str) and any(module == m or module.startswith(m + ".") for m in modules)
+
+
+def _builtin_module(fn: Any) -> Any:
+    """The module a builtin belongs to: its ``__module__``, else that of what it is bound to."""
+    module = fn.__module__
+    if module:
+        return module
+    holder = fn.__self__
+    if isinstance(holder, types.ModuleType):
+        return holder.__name__
+    return type(holder).__module__
+
+
+class _Hook:
+    """The profile function of one window (every thread it reaches).
+
+    Forbidden calls and escapes count wherever they happen (a library calling ``pg.allreduce`` for the
+    submission is still a collective); tampering, entries into forbidden modules and recursion count
+    only when the submission's own code does them (libraries switch modes off and recurse internally).
+    """
+
+    def __init__(self, seen: Seen, calls: _Calls, modules: tuple[str, ...], recursion: bool) -> None:
+        self.seen, self.calls, self.modules, self.recursion = seen, calls, modules, recursion
+        self.active: dict[tuple[int, types.CodeType], int] = {}
+        self.python_key = torch._C.DispatchKey.Python
+        self.excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
+
+    def __call__(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        try:
+            if event == "call":
+                self.on_call(frame)
+            elif event == "return":
+                if self.recursion:
+                    self.on_return(frame)
+            elif event == "c_call" and type(arg) is types.BuiltinFunctionType:
+                self.on_c_call(frame, arg)
+        except Exception as err:  # noqa: BLE001 - the hook must never raise into the code it watches
+            self.seen.found.add(f"recorder error: {type(err).__name__}")
+
+    def submission_checks(self) -> None:
+        """Around submission code the Python dispatch key must be on (else the mode is blind)."""
+        if self.excluded(self.python_key):
+            self.seen.found.add("tampering: Python dispatch key excluded")
+
+    def on_call(self, frame: types.FrameType) -> None:
+        code, caller = frame.f_code, frame.f_back
+        if code.co_filename == _OWN_FILE or (caller is not None and caller.f_code.co_filename == _OWN_FILE):
+            return
+        for table in (self.calls, _ESCAPE):
+            name = table.codes.get(code)
+            if name is not None:
+                self.seen.found.add(name)
+        if not _from_submission(caller):
+            if self.recursion and not _is_library(code.co_filename):
+                self.enter(code)
+            return
+        self.submission_checks()
+        name = _TAMPER.codes.get(code)
+        if name is not None:
+            self.seen.found.add(name)
+        if self.modules:
+            module = dict.get(frame.f_globals, "__name__")
+            if _in_modules(module, self.modules):
+                self.seen.found.add(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
+        if self.recursion and not _is_library(code.co_filename):
+            self.enter(code)
+
+    def enter(self, code: types.CodeType) -> None:
+        """Count a submission function as running; entering it again while it runs is recursion."""
+        key = (_thread.get_ident(), code)
+        depth = self.active.get(key, 0)
+        if depth:
+            self.seen.found.add(f"recursion: {getattr(code, 'co_qualname', code.co_name)}")
+        self.active[key] = depth + 1
+
+    def on_return(self, frame: types.FrameType) -> None:
+        key = (_thread.get_ident(), frame.f_code)
+        depth = self.active.get(key, 0)
+        if depth > 1:
+            self.active[key] = depth - 1
+        elif depth:
+            del self.active[key]
+
+    def on_c_call(self, frame: types.FrameType, fn: Any) -> None:
+        if frame.f_code.co_filename == _OWN_FILE:
+            return
+        for table in (self.calls, _ESCAPE):
+            name = table.builtin(fn)
+            if name is not None:
+                self.seen.found.add(name)
+        if not _from_submission(frame):
+            return
+        self.submission_checks()
+        name = _TAMPER.builtin(fn)
+        if name is not None:
+            self.seen.found.add(name)
+        if self.modules:
+            module = _builtin_module(fn)
+            if _in_modules(module, self.modules):
+                self.seen.found.add(f"{module}.{fn.__qualname__}")
+
+
+@contextmanager
+def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any] = (), modules: Iterable[str] = (),
+              allow: Iterable[Any] = (), recursion: bool = False) -> Iterator[Seen]:
+    """Record, while the block runs, the forbidden operations it executes; yields a :class:`Seen`.
+
+    ``aten``: operator patterns, as strings (``"aten.transpose"`` any overload, ``"aten.transpose.int"``
+    one overload, ``"c10d.*"`` a namespace, ``"*"`` any operator at all: "make no tensors") or as
+    ``torch.ops`` objects; ``allow`` exempts patterns from them (``POINT_TO_POINT`` from ``COLLECTIVES``).
+    ``calls``: functions, builtins, methods (also of C types, ``torch.Tensor.numpy``, and of pybind11
+    classes, ``ProcessGroup.allreduce``) or classes (any of their methods) that must not be called; a
+    mapping ``{name: callable}`` names them in ``violations``. ``modules``: names of packages whose functions must not be
+    called (``"numpy"``; entries into the package are reported, not its internal calls).
+    ``recursion``: report a function of the submission that is entered again while it is running.
+    Tampering and escapes (see the module docstring) are always reported.
+    """
+    seen = Seen()
+    table = _Calls()
+    for entry in calls.items() if isinstance(calls, Mapping) else calls:
+        if isinstance(entry, tuple):
+            table.add(entry[1], entry[0])
+        else:
+            table.add(entry)
+    recorder = _Recorder([_pattern(p) for p in aten], [_pattern(p) for p in allow], seen)
+    hook = _Hook(seen, table, tuple(modules), recursion)
+    previous_profile, previous_thread_profile = sys.getprofile(), threading.getprofile()
+    recorder.__enter__()
+    threading.setprofile(hook)
+    sys.setprofile(hook)
+    try:
+        yield seen
+    finally:
+        current = sys.getprofile()
+        sys.setprofile(previous_profile)
+        if current is not hook:
+            seen.found.add("tampering: profile hook replaced")
+        _close(recorder, seen)
+        if threading.getprofile() is not hook:
+            seen.found.add("tampering: thread profile hook replaced")
+        threading.setprofile(previous_thread_profile)
+
+
+def _close(recorder: _Recorder, seen: Seen) -> None:
+    """Take ``recorder`` off the dispatch mode stack, with any mode the block left above it."""
+    stack = _get_current_dispatch_mode_stack()
+    if not any(mode is recorder for mode in stack):
+        seen.found.add("tampering: dispatch mode removed")
+        return
+    from torch.utils._python_dispatch import _pop_mode
+
+    while stack and stack[-1] is not recorder:
+        seen.found.add("tampering: dispatch mode left on the stack")
+        _pop_mode()
+        stack = _get_current_dispatch_mode_stack()
+    recorder.__exit__(None, None, None)
+
+
+def autograd_nodes(out: Any, inputs: Iterable[torch.Tensor], names: Iterable[str]) -> list[str]:
+    """Autograd nodes named in ``names`` on the paths from ``out``'s ``grad_fn`` back to ``inputs``.
+
+    A second opinion for view rules that no in-process recorder can be switched off for: a transpose
+    leaves a ``TransposeBackward0`` in the graph however it was dispatched. Returns sorted
+    ``autograd: <node>`` names (empty when ``out`` is not a tensor or has no graph).
+    """
+    if not isinstance(out, torch.Tensor) or out.grad_fn is None:
+        return []
+    wanted = set(names)
+    stops = {t.grad_fn for t in inputs if isinstance(t, torch.Tensor) and t.grad_fn is not None}
+    found, todo, visited = set(), [out.grad_fn], set()
+    while todo:
+        node = todo.pop()
+        if node is None or node in visited or node in stops:
+            continue
+        visited.add(node)
+        if type(node).__name__ in wanted:
+            found.add(f"autograd: {type(node).__name__}")
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(found)
+
+
+def methods(cls: type, names: Iterable[str]) -> dict[str, Any]:
+    """``{"<module>.<Class>.<name>": method}`` for those of ``names`` that ``cls`` has (for ``calls``)."""
+    return {f"{cls.__module__}.{cls.__qualname__}.{name}": getattr(cls, name) for name in names if hasattr(cls, name)}
+
+
+#: Methods of ``ProcessGroup`` and of its backends (``ProcessGroupGloo`` ...) that run a collective.
+#: A backend's methods skip the ``c10d`` dispatcher ops, so only a call hook sees them.
+COLLECTIVE_METHODS = (
+    "_allgather_base", "_reduce_scatter_base", "all_gather_single", "all_gather_single_coalesced",
+    "all_to_all_single", "allgather", "allgather_coalesced", "allgather_into_tensor_coalesced", "allreduce",
+    "allreduce_coalesced", "alltoall", "alltoall_base", "barrier", "broadcast", "gather", "monitored_barrier",
+    "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced", "scatter")
+
+
+def collective_methods() -> dict[str, Any]:
+    """The collective methods of ``ProcessGroup`` and ``Backend``, named, for ``forbidden(calls=...)``."""
+    from torch._C import _distributed_c10d as c10d
+
+    return {**methods(c10d.ProcessGroup, COLLECTIVE_METHODS), **methods(c10d.Backend, COLLECTIVE_METHODS)}
