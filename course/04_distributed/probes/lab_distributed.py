@@ -10,6 +10,8 @@ lab's own test cells). Ranks return their raw results; nothing here computes an 
 from __future__ import annotations
 
 import linecache
+import os
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -17,14 +19,19 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
+from torch._C._distributed_c10d import Store
 from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DistributedSampler
 
 from graders.probing import Draw, Namespace, outcome, probe
+from graders.rules import COLLECTIVES, POINT_TO_POINT, collective_methods, forbidden, methods
 from labutils.launch import launch
 
 WORLD = 2
 LAUNCH_TIMEOUT = 90.0
+# ring_all_reduce may talk only through send/recv: the rendezvous store is a channel too.
+STORE_METHODS = ("set", "get", "add", "append", "compare_set", "multi_get", "multi_set", "queue_push", "queue_pop")
 
 RANK_SOURCE = '''
 def average_gradients_ranks(cases: list) -> list:
@@ -46,44 +53,24 @@ def average_gradients_ranks(cases: list) -> list:
 
 
 def ring_ranks(cases: list) -> list:
-    """Per case: ring_all_reduce of rank-specific data, with every collective replaced by one that raises."""
+    """Per case: ring_all_reduce of rank-specific data, and the collectives or side channels it used."""
     rank = dist.get_rank()
-    names = ("all_reduce", "reduce", "all_gather", "all_gather_single", "all_gather_into_tensor", "broadcast",
-             "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor", "all_to_all_single")
-    banned = {getattr(dist, name) for name in names if hasattr(dist, name)}
-
-    def refuse(*args, **kwargs):
-        raise RuntimeError("ring_all_reduce must use only point-to-point calls")
-
-    patched = {}
-    for name in names:
-        if hasattr(dist, name):
-            patched[(dist, name)] = getattr(dist, name)
-            setattr(dist, name, refuse)
-    namespace = ring_all_reduce.__globals__
-    for name, value in list(namespace.items()):
-        if callable(value) and value in banned:
-            patched[(namespace, name)] = value
-            namespace[name] = refuse
+    channels = {**collective_methods(), **methods(Store, STORE_METHODS), "open": open, "os.open": os.open,
+                "socket.socket": socket.socket}
     observed = []
-    try:
-        for shape, dtype, seed, fill in cases:
-            x = torch.randn(shape, generator=torch.Generator().manual_seed(seed + 104729 * rank), dtype=dtype)
+    for shape, dtype, seed, fill in cases:
+        x = torch.randn(shape, generator=torch.Generator().manual_seed(seed + 104729 * rank), dtype=dtype)
+        with forbidden(aten=COLLECTIVES, allow=POINT_TO_POINT, calls=channels) as seen:
             out = ring_all_reduce(x)
-            input_after_call = x.clone()
-            x.fill_(fill)
-            observed.append({"out": out, "input_after_call": input_after_call})
-    finally:
-        for (owner, name), value in patched.items():
-            if isinstance(owner, dict):
-                owner[name] = value
-            else:
-                setattr(owner, name, value)
+        input_after_call = x.clone()
+        x.fill_(fill)
+        observed.append({"out": out, "input_after_call": input_after_call, "violations": seen.violations})
     return observed
 
 
 def accumulate_ranks(cases: list) -> list:
-    """Per case: accumulate_with_no_sync on a DDP model whose comm hook counts the all-reduces."""
+    """Per case: accumulate_with_no_sync on a DDP model whose comm hook counts the all-reduces (and every
+    collective that runs, however it was issued)."""
     rank, world = dist.get_rank(), dist.get_world_size()
     observed = []
     for seed, n_micro, micro, n_in, hidden, lr in cases:
@@ -99,8 +86,9 @@ def accumulate_ranks(cases: list) -> list:
         g = torch.Generator().manual_seed(seed + 1)
         xs, ys = torch.randn(world, n_micro, micro, n_in, generator=g), torch.randn(world, n_micro, micro, 1, generator=g)
         optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-        accumulate_with_no_sync(model, optimizer, [(xs[rank, k], ys[rank, k]) for k in range(n_micro)])
-        observed.append({"all_reduces": len(calls),
+        with forbidden(aten=COLLECTIVES, calls=collective_methods()) as seen:
+            accumulate_with_no_sync(model, optimizer, [(xs[rank, k], ys[rank, k]) for k in range(n_micro)])
+        observed.append({"all_reduces": len(calls), "collectives": seen.ops, "collective_calls": seen.violations,
                          "params": [p.detach().clone() for p in model.module.parameters()],
                          "grads": [None if p.grad is None else p.grad.clone() for p in model.module.parameters()]})
     return observed
@@ -112,7 +100,10 @@ def rank_function(ns: Namespace, name: str, student_fn: str) -> Callable[..., An
     filename = "<lab_distributed probe ranks>"
     linecache.cache[filename] = (len(RANK_SOURCE), None, RANK_SOURCE.splitlines(keepends=True), filename)
     scope: dict[str, Any] = {"__name__": "lab_distributed_probe_ranks", "torch": torch, "dist": dist, "nn": nn,
-                             "F": F, "DDP": DDP, "allreduce_hook": allreduce_hook, student_fn: ns[student_fn]}
+                             "F": F, "DDP": DDP, "allreduce_hook": allreduce_hook, "os": os, "socket": socket,
+                             "Store": Store, "STORE_METHODS": STORE_METHODS, "forbidden": forbidden,
+                             "methods": methods, "collective_methods": collective_methods,
+                             "COLLECTIVES": COLLECTIVES, "POINT_TO_POINT": POINT_TO_POINT, student_fn: ns[student_fn]}
     exec(compile(RANK_SOURCE, filename, "exec"), scope)  # noqa: S102 - instructor code
     return scope[name]
 
@@ -151,7 +142,7 @@ def ring_shape(draw: Draw, numel: int) -> tuple[int, ...]:
 
 @probe("test_ring_all_reduce")
 def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
-    """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, no collective"""
+    """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, point-to-point calls only"""
     sizes = [2 * draw.randint(1, 20) + 1, 2 * draw.randint(1, 20), draw.randint(1, 3), draw.randint(20, 97),
              2 * draw.randint(10, 40) + 1]
     cases = [(ring_shape(draw, n), draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
@@ -193,10 +184,17 @@ def drop_last_case(draw: Draw) -> dict[str, Any]:
 
 @probe("test_shard_indices")
 def shard_indices(ns: Namespace, draw: Draw) -> list:
-    """shard_indices on random dataset sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last"""
+    """shard_indices on random sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last, without DistributedSampler"""
     cases = [short_dataset_case(draw, k % 2 == 0) for k in range(8)] + [drop_last_case(draw) for _ in range(8)]
     cases += [shard_case(draw) for _ in range(60)]
-    return [outcome(ns["shard_indices"], **case) for case in cases]
+    return [_without_sampler(ns["shard_indices"], case) for case in cases]
+
+
+def _without_sampler(fn: Callable, case: dict[str, Any]) -> dict[str, Any]:
+    """``fn(**case)`` (or the exception it raised) and whether it ran DistributedSampler's code."""
+    with forbidden(calls={"torch.utils.data.DistributedSampler": DistributedSampler}) as seen:
+        got = outcome(fn, **case)
+    return {"indices": got, "violations": seen.violations}
 
 
 def scaler_schedule(draw: Draw, steps: int) -> dict[int, str]:
