@@ -25,7 +25,9 @@ from graders.submissions import Submission, matches_lab
 STATUS_WHY = {"timeout": "timed out", "crashed": "the process ended before grading finished",
               "output limit": "printed more than the output limit", "result too large": "result over the size limit",
               "bad result": "sent back something other than a grading result (tampering?)",
-              "worker died": "the sandbox died while grading it", "grader error": "the grader failed on it"}
+              "worker died": "the sandbox died while grading it", "grader error": "the grader failed on it",
+              "memory limit": "used more memory than the limit (all its processes together)",
+              "cpu limit": "used more CPU time than the limit (all its processes together)"}
 
 
 @dataclass
@@ -183,8 +185,9 @@ class Pool:
                 self.gate.notify_all()
 
     def close(self) -> None:
+        """Stop every sandbox and delete its cgroup."""
         for worker in self.workers:
-            worker.close()
+            worker.remove()
 
 
 @dataclass
@@ -198,16 +201,18 @@ class Batch:
 
 def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> dict[tuple[str, str], dict]:
     """Each lab's source run once in the sandbox: the observations submissions must match."""
-    references = {}
-    for key, lab in labs.items():
-        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt))
+
+    def one(lab: Lab) -> dict:
+        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt), lab.exclusive)
         broken = [g for g, r in (outcome.result or {}).get("probes", {}).items() if "error" in r]
         if outcome.result is None or broken:
             detail = f"probes {', '.join(broken)} failed" if broken else outcome.status
             raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed ({detail}): "
                                f"{outcome.output_tail.strip().splitlines()[-1:] or ''}")
-        references[key] = outcome.result
-    return references
+        return outcome.result
+
+    with ThreadPoolExecutor(len(pool.workers)) as running:
+        return dict(zip(labs, running.map(one, labs.values()), strict=True))
 
 
 def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:
@@ -247,14 +252,23 @@ def complete(result: dict, lab: Lab, restored: Restored) -> bool:
 def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,
                 use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None,
                 prepare: Callable[[], None] = lambda: None) -> Batch:
-    """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel."""
+    """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel.
+
+    The references run in sandboxes of their own, shut down before the first student job starts:
+    no process a submission runs in was ever near the instructor's source or its results.
+    """
     salt = secrets.randbits(62)
-    pool = Pool(jobs, limits, 1, use_bwrap, log_dir, warm_modules(labs.values()))
+    warm = warm_modules(labs.values())
+    reference_pool = Pool(max(1, min(len(labs), jobs)), limits, 1, use_bwrap, log_dir / "reference", warm)
+    pool = Pool(jobs, limits, 1, use_bwrap, log_dir, warm)
     try:
-        prepare()  # while the sandboxes warm up
+        try:
+            prepare()  # while the sandboxes warm up
+            references = reference_runs(reference_pool.ready(), labs, salt)
+        finally:
+            reference_pool.close()
         pool.ready()
-        references = reference_runs(pool, labs, salt)
-        isolation = pool.run(Job([])).isolation
+        isolation = [*pool.run(Job([])).isolation, pool.workers[0].limit_note]
 
         def one(sub: Submission) -> NotebookGrade:
             key = (sub.chapter, sub.notebook)

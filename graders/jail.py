@@ -110,5 +110,7 @@ def set_limits(limits: Limits, base_processes: int = 0) -> str:
                         (resource.RLIMIT_NPROC, limits.processes + base_processes), (resource.RLIMIT_FSIZE, limits.file_bytes),
                         (resource.RLIMIT_NOFILE, 1024), (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(kind, (value, value))
+    with open("/proc/self/oom_score_adj", "w") as adj:
+        adj.write("1000")  # over a memory limit, the kernel kills the job first (raising it needs no privilege)
     return (f"limits: {limits.cpu_seconds} s CPU, {limits.memory_bytes >> 20} MiB memory, "
             f"{limits.processes} processes, {limits.file_bytes >> 20} MiB files")

@@ -1,7 +1,7 @@
 """One grading job, as it runs inside the sandbox: execute the cells, then the probes.
 
 The job arrives as plain data from the trusted grader (``Job``); what comes back is plain data
-too (``dict``), serialized by the sandbox with ``torch.save`` and read with ``weights_only=True``.
+too (``dict``), sent on :mod:`graders.wire`, which carries nothing but numbers, short strings and tensors.
 Nothing here decides a score: test-cell results and observations are only claims, checked by the
 grader against a reference run.
 """
@@ -83,23 +83,20 @@ def run_job(job: Job) -> dict[str, Any]:
 
 
 def main() -> None:
-    """``python -m graders.job``: a job as JSON on stdin, its result (torch.save bytes) on stdout.
+    """``python -m graders.job``: a job as JSON on stdin, its result (a wire message) on stdout.
 
     Unsandboxed: the sandbox runs :func:`run_job` itself; this entry point is for the instructor's
     own, trusted notebooks (reference runs while writing probes).
     """
-    import io
     import json
     import sys
 
-    import torch
+    from graders import wire
 
     job = Job.from_plain(json.load(sys.stdin))
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # the notebook's prints go to stderr; stdout carries only the result
-    buffer = io.BytesIO()
-    torch.save(run_job(job), buffer)
-    out.write(buffer.getvalue())
+    out.write(wire.encode(run_job(job)))
     out.flush()
 
 

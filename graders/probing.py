@@ -30,6 +30,9 @@ Observation = Any
 ProbeFn = Callable[[Namespace, "Draw"], Observation]
 
 RAISED = "__raised__"
+MAX_STRING = 1000  # longer strings are cut here; the grader refuses them (graders.wire)
+PLAIN_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+                torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,15 @@ def to_plain(value: Any, depth: int = 0) -> Observation:
     """``value`` as plain data a weights-only loader accepts; anything else becomes a marker."""
     if depth > 20:
         return {"__unplain__": "nested too deep"}
-    if value is None or type(value) in (bool, int, float, str):
+    if type(value) is int and abs(value) >= 10**38:
+        return {"__unplain__": "int too large"}
+    if value is None or type(value) in (bool, int, float):
         return value
+    if type(value) is str:
+        return value[:MAX_STRING]
+    if isinstance(value, torch.Tensor) and (value.layout != torch.strided or value.is_nested or value.is_quantized
+                                            or value.is_meta or value.dtype not in PLAIN_DTYPES):
+        return {"__unplain__": f"tensor ({value.layout}, {value.dtype})"}
     if isinstance(value, torch.Tensor):
         plain = torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu()) if type(value) is not torch.Tensor \
             else value.detach().cpu()

@@ -3,25 +3,25 @@ zygote (:mod:`graders.zygote`), which forks a jailed process per job (:mod:`grad
 
 The sandbox sees the Python installation, the venv and the ``labutils`` and ``graders`` packages,
 read-only, and nothing else of the machine's files: no course sources, no gradebook, no other
-submission. Results come back as bytes and are read with ``torch.load(weights_only=True)``.
+submission. Results come back on :mod:`graders.wire`, decoded here under a budget before anything reads them.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import torch
+import psutil
 
-from graders.compare import check_plain
+from graders import cgroups, watchdog, wire
 from graders.jail import Limits
 from graders.job import Job
 from graders.zygote import read_frame, write_frame
@@ -115,6 +115,9 @@ class Worker:
         self.use_bwrap = use_bwrap and shutil.which("bwrap") is not None
         self.log = log
         self.proc: subprocess.Popen | None = None
+        self.group, why = cgroups.create(f"labs-{os.getpid()}-{id(self):x}")
+        self.limit_note = self.group.describe() if self.group else (
+            f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
 
     def start(self) -> None:
         """Start the sandbox and wait until its zygote has imported torch."""
@@ -125,6 +128,7 @@ class Worker:
         """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
         zygote = [sys.executable, "-m", "graders.zygote", *self.warm]
         cmd = bwrap_command(os.getuid() == 0) + zygote if self.use_bwrap else zygote
+        cmd = self.group.enter_command(cmd) if self.group else cmd
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                      env=None if self.use_bwrap else job_env(self.threads),
@@ -135,33 +139,74 @@ class Worker:
         ready = read_frame(self.proc.stdout)
         if ready is None:
             raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})")
+        if self.group:
+            self.group.limit(self.limits.memory_bytes, self.limits.processes)
+        protect_from_oom_killer(self.proc.pid)
+
+    def zygote_pid(self) -> int | None:
+        """The zygote's pid as the grader sees it (bwrap runs it two levels down)."""
+        if self.proc is None:
+            return None
+        if not self.use_bwrap:
+            return self.proc.pid
+        try:
+            tree = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            return None
+        return next((p.pid for p in tree if _is_zygote(p) and not _is_zygote(p.parent())), None)
+
+    def _watch(self) -> watchdog.Watchdog:
+        proc = self.proc
+        budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes)
+        measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote_pid)
+        return watchdog.Watchdog(budget, measure, proc.kill)
 
     def run(self, job: Job) -> JobOutcome:
         """Run ``job`` in a fresh jailed process; restarts the sandbox if it died."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        spec = {"job": {**job.to_plain(), "probes_source": ""}, "limits": asdict(self.limits),
+        spec = {"cells": [c.__dict__ for c in job.cells], "limits": asdict(self.limits),
                 "uid": FIRST_UID + self.slot, "env": {**job_env(self.threads), **job.env},
                 "base_processes": base_processes(),
                 "keep": [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")]}
         probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt}
+        oom_kills = self.group.oom_kills() if self.group else 0
+        watch = self._watch()
         try:
             write_frame(self.proc.stdin, json.dumps(spec).encode())
-            write_frame(self.proc.stdin, json.dumps(probes).encode())
-            header, result = read_frame(self.proc.stdout), read_frame(self.proc.stdout)
+            header = self._converse(json.dumps(probes).encode())
+            result = read_frame(self.proc.stdout) if header is not None else None
         except (OSError, ValueError, MemoryError):
             header = result = None
+        finally:
+            broken = watch.stop()
         if header is None or result is None:
             self.close()
-            return JobOutcome("worker died")
-        meta = json.loads(header)
-        outcome = JobOutcome(meta["status"], meta["seconds"], meta["cpu_seconds"], meta["max_rss_mb"],
-                             meta["output_tail"], meta["isolation"])
+            return JobOutcome(broken or "worker died")
+        outcome = outcome_of(header)
+        if outcome.status != "ok" and (broken or (self.group and self.group.oom_kills() > oom_kills)):
+            outcome.status = broken or "memory limit"
         if outcome.status == "ok":
-            outcome.result = parse_result(result)
+            outcome.result = parse_result(header, result)
             if outcome.result is None:
                 outcome.status = "bad result"
         return outcome
+
+    def _converse(self, probes: bytes) -> dict | None:
+        """Frames from the supervisor until its final header; probes go in only when it asks."""
+        asked = False
+        while (frame := read_frame(self.proc.stdout)) is not None:
+            message = read_header(frame)
+            if message is None:
+                return None
+            if message.get("kind") == "probes?" and not asked:
+                asked = True
+                write_frame(self.proc.stdin, probes)
+            elif message.get("kind") == "done":
+                return message
+            else:
+                return None
+        return None
 
     def close(self) -> None:
         """Stop the sandbox (its jobs die with it)."""
@@ -170,18 +215,92 @@ class Worker:
             self.proc.wait()
             self.proc = None
 
+    def remove(self) -> None:
+        """Stop the sandbox and delete its cgroup."""
+        self.close()
+        if self.group:
+            for _ in range(50):  # the sandbox's processes die with bwrap, a moment later
+                if not self.group.tasks():
+                    break
+                time.sleep(0.02)
+            self.group.remove()
 
-def parse_result(data: bytes) -> dict[str, Any] | None:
-    """The job's result, if it is the plain structure a job returns; None for anything else."""
+
+def _is_zygote(proc: psutil.Process | None) -> bool:
     try:
-        result = torch.load(io.BytesIO(data), weights_only=True)
-    except Exception:  # noqa: BLE001 - whatever the submission wrote, it is not a result
+        return proc is not None and proc.cmdline()[1:3] == ["-m", "graders.zygote"]
+    except psutil.Error:
+        return False
+
+
+def protect_from_oom_killer(pid: int) -> None:
+    """As root: the sandbox's own processes are the OOM killer's last choice (jobs raise theirs to the first)."""
+    if os.getuid() != 0:
+        return
+    try:
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return
+    for proc in tree:
+        try:
+            Path(f"/proc/{proc.pid}/oom_score_adj").write_text("-1000")
+        except OSError:
+            pass
+
+
+HEADER_BYTES = 4 << 20
+EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
+HEADER_FIELDS = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss_mb": int, "output_tail": str}
+
+
+def read_header(frame: bytes) -> dict | None:
+    """A supervisor's JSON message, or None when it is not a small JSON object."""
+    if len(frame) > HEADER_BYTES:
         return None
-    if not (isinstance(result, dict) and check_plain(result) and isinstance(result.get("cells"), dict)
-            and isinstance(result.get("probes"), dict)):
+    try:
+        message = json.loads(frame)
+    except (ValueError, RecursionError):
         return None
-    cells_ok = all(isinstance(c, dict) and type(c.get("ok")) is bool and isinstance(c.get("error"), str)
-                   for c in result["cells"].values())
-    probes_ok = all(isinstance(p, dict) and ("value" in p or isinstance(p.get("error"), str))
+    return message if isinstance(message, dict) else None
+
+
+def outcome_of(header: dict) -> JobOutcome:
+    """The header's fields, each of the type it must have (a wrong one makes the job's status "bad result")."""
+    values = {}
+    for name, kind in HEADER_FIELDS.items():
+        value = header.get(name)
+        if kind is float and type(value) is int:
+            value = float(value)
+        if type(value) is not kind:
+            return JobOutcome("bad result")
+        values[name] = value
+    notes = header.get("isolation")
+    isolation = [n[:300] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+    return JobOutcome(values["status"][:40], values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
+                      values["output_tail"][-4096:], isolation)
+
+
+def parse_cells(cells: Any) -> dict[str, dict[str, Any]] | None:
+    """The test cells' ``{"ok": bool, "error": str}`` records (errors cut short), or None."""
+    if not isinstance(cells, dict) or len(cells) > 10_000:
+        return None
+    out = {}
+    for key, cell in cells.items():
+        if not (isinstance(cell, dict) and type(cell.get("ok")) is bool and isinstance(cell.get("error"), str)):
+            return None
+        out[key] = {"ok": cell["ok"], "error": cell["error"][:EXCERPT_CHARS]}
+    return out
+
+
+def parse_result(header: dict, data: bytes) -> dict[str, Any] | None:
+    """``{"cells", "probes"}`` when the job's answer is well formed and within budget; None otherwise."""
+    cells = parse_cells(header.get("cells"))
+    try:
+        result = wire.decode(data)
+    except wire.WireError:
+        return None
+    if cells is None or not isinstance(result, dict) or not isinstance(result.get("probes"), dict):
+        return None
+    probes_ok = all(isinstance(p, dict) and (set(p) == {"value"} or (set(p) == {"error"} and isinstance(p["error"], str)))
                     for p in result["probes"].values())
-    return result if cells_ok and probes_ok else None
+    return {"cells": cells, "probes": result["probes"]} if probes_ok else None

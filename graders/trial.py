@@ -7,7 +7,6 @@ per graded cell, whether its probe told the version apart from the source.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
@@ -16,8 +15,8 @@ import time
 from pathlib import Path
 
 import nbformat
-import torch
 
+from graders import wire
 from graders.compare import compare
 from graders.job import Job
 from graders.probing import load_probes
@@ -56,7 +55,7 @@ def run_unsandboxed(job: Job, timeout: float = 600) -> dict:
     if proc.returncode != 0 or not proc.stdout:
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-3:]
         raise RuntimeError(f"job failed with exit code {proc.returncode}: {' | '.join(tail)}")
-    return torch.load(io.BytesIO(proc.stdout), weights_only=True)
+    return wire.decode(proc.stdout)
 
 
 def scores(result: dict, reference: dict, probes: dict, points: dict[str, float]) -> dict[str, tuple[float, str]]:

@@ -1,12 +1,17 @@
 """The warm process inside a worker's sandbox: imports torch once, then forks one jailed process
 per grading job, so a submission costs a fork, not an interpreter start and ``import torch``.
 
-Protocol on stdin/stdout (frames: 8-byte little-endian length, then the bytes):
-  grader -> zygote: job spec (JSON), then probes (JSON: sent on only after the notebook ran)
-  zygote -> grader: header (JSON: status, times, isolation notes, output tail), then result bytes
+The zygote never touches job data: it forks a supervisor *first*, and the supervisor reads its own
+job from stdin and answers on stdout; when it exits, the zygote forks the next one. So nothing of an
+earlier job (spec, probes, salt, result) ever exists in the memory a job is forked from.
 
-Process tree per job: zygote -> supervisor child (own uid and namespaces) -> job process (pid 1
-of its pid namespace: when it ends, everything the submission started ends with it).
+Protocol on stdin/stdout (frames: 8-byte little-endian length, then the bytes):
+  grader -> supervisor: job spec (JSON: cells, limits, environment; no probes, no salt)
+  supervisor -> grader: {"kind": "probes?"} once the notebook has run; grader -> supervisor: probes
+  supervisor -> grader: {"kind": "done", status, times, isolation, cells}, then the result (:mod:`graders.wire`)
+
+Process tree per job: zygote -> supervisor (own uid and namespaces) -> job process (pid 1 of its pid
+namespace: when it ends, everything the submission started ends with it).
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", 
                 "IPython.core.interactiveshell", "graders.job", "graders.probing", "labutils", "matplotlib.pyplot")
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 TAIL_BYTES = 4096
+CONTROL_BYTES = 1 << 20
+EXIT_NO_MORE_JOBS = 3
 MAX_FRAME = 256 << 20
 
 
@@ -46,6 +53,37 @@ def write_frame(stream: BinaryIO, data: bytes) -> None:
     """One frame, flushed."""
     stream.write(struct.pack("<Q", len(data)) + data)
     stream.flush()
+
+
+def read_exact(fd: int, size: int) -> bytes:
+    """Exactly ``size`` bytes from ``fd`` (unbuffered: no byte past the frame is taken), or fewer at EOF."""
+    parts, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def read_frame_fd(fd: int) -> bytes | None:
+    """One frame from a raw file descriptor, or None at end of stream."""
+    head = read_exact(fd, 8)
+    if len(head) < 8:
+        return None
+    size = struct.unpack("<Q", head)[0]
+    if size > MAX_FRAME:
+        raise ValueError(f"frame of {size} bytes: the stream is corrupt")
+    data = read_exact(fd, size)
+    return data if len(data) == size else None
+
+
+def write_frame_fd(fd: int, data: bytes) -> None:
+    """One frame to a raw file descriptor."""
+    view = memoryview(struct.pack("<Q", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def warm_up(extra: list[str]) -> list[str]:
@@ -87,12 +125,12 @@ def _step(notes: list[str], what: str, action: Any) -> None:
 
 
 def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
-    """Pid 1 of the job's namespaces: finish the jail, run the cells, then the probes."""
-    import io
-
+    """Pid 1 of the job's namespaces: finish the jail, run the cells, then (only then) the probes."""
     import torch
 
-    from graders.job import Job, execute_cells
+    from graders import wire
+    from graders.job import Cell, execute_cells
+    from graders.probing import load_probes, run_probe
 
     limits = jail.Limits(**spec["limits"])
     _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.get("keep", [])))
@@ -102,67 +140,92 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     _step(notes, "resource limits", lambda: jail.set_limits(limits, spec.get("base_processes", 0)))
     _step(notes, "capabilities", jail.drop_capabilities)
     os.write(pipes["control"], (json.dumps(notes) + "\n").encode())
-    os.close(pipes["control"])
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(pipes["output"], 1)
     os.dup2(pipes["output"], 2)
     torch.set_num_threads(int(spec["env"].get("OMP_NUM_THREADS", "1")))
-    job = Job.from_plain({**spec["job"], "probes_source": "", "salt": 0})
-    cells, ns = execute_cells(job.cells)
-    with os.fdopen(pipes["probes"], "rb") as stream:
-        probes = json.loads(read_frame(stream) or b"{}")
-    from graders.probing import load_probes, run_probe
-
-    observations = {g: run_probe(p, ns, int(probes["salt"])) for g, p in
-                    load_probes(probes["source"], probes["file"]).items()} if probes.get("source") else {}
+    cells, ns = execute_cells([Cell(**c) for c in spec["cells"]])
+    os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
+    os.close(pipes["control"])
+    probes = json.loads(read_frame_fd(pipes["probes"]) or b"{}")
+    found = load_probes(probes["source"], probes["file"]) if probes.get("source") else {}
+    observations = {g: run_probe(p, ns, int(probes["salt"])) for g, p in found.items()}
     sys.stdout.flush()
     sys.stderr.flush()
-    buffer = io.BytesIO()
-    torch.save({"cells": cells, "probes": observations}, buffer)
-    with os.fdopen(pipes["result"], "wb") as out:
-        out.write(buffer.getvalue())
+    data = wire.encode({"probes": observations})
+    view = memoryview(data)
+    while view:
+        view = view[os.write(pipes["result"], view):]
     os._exit(0)
 
 
-def _supervisor(spec: dict, pipes: dict[str, int]) -> None:
-    """The forked child: own uid and namespaces, then fork the job process and wait for it."""
+def _close_all_but(keep: set[int]) -> None:
+    """Close every inherited descriptor not in ``keep`` (other jobs' pipes, the zygote's streams)."""
+    edges = sorted(k for k in keep if k >= 0)
+    low = 0
+    for fd in [*edges, 65536]:
+        if low < fd:  # closerange(n, n) would close everything: it becomes close_range(n, n - 1)
+            os.closerange(low, fd)
+        low = fd + 1
+
+
+def _serve(out: int) -> None:
+    """The zygote's child: read one job, jail itself, run the job in a grandchild, answer the grader."""
     try:
-        null = os.open(os.devnull, os.O_RDWR)
-        os.dup2(null, 0)  # the zygote's job stream: other students' notebooks
-        keep = sorted({*pipes.values(), 1, 2})
-        for low, high in zip([3, *[k + 1 for k in keep if k >= 3]], [*[k for k in keep if k >= 3], 65536], strict=True):
-            os.closerange(low, high)  # the zygote's result stream, and anything else inherited
+        frame = read_frame_fd(0)
+        if frame is None:
+            os._exit(EXIT_NO_MORE_JOBS)
+        spec = json.loads(frame)
+        pairs = {name: os.pipe() for name in ("output", "control", "result", "probes")}
+        _close_all_but({0, out, 2, *(fd for pair in pairs.values() for fd in pair)})
         os.setsid()
         notes: list[str] = []
         _step(notes, "separate uid", lambda: jail.drop_to_uid(spec["uid"]))
         _step(notes, "namespaces", lambda: jail.private_namespaces(network=True))
+        started = time.monotonic()
         pid = os.fork()
         if pid == 0:
-            _job_process(spec, pipes, notes)
-        os.write(pipes["control"], f"{pid}\n".encode())
-        _, status = os.waitpid(pid, 0)
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+            _close_all_but({2, pairs["output"][1], pairs["control"][1], pairs["result"][1], pairs["probes"][0]})
+            _job_process(spec, {"output": pairs["output"][1], "control": pairs["control"][1],
+                                "result": pairs["result"][1], "probes": pairs["probes"][0]}, notes)
+        for name in ("output", "control", "result"):
+            os.close(pairs[name][1])
+        os.close(pairs["probes"][0])
+        watch = _Watch(jail.Limits(**spec["limits"]), {n: pairs[n][0] for n in ("output", "control", "result")},
+                       pairs["probes"][1], lambda: _ask_for_probes(out))
+        header, result = _finish(pid, watch, started)
+        write_frame_fd(out, json.dumps(header).encode())
+        write_frame_fd(out, result)
+        os._exit(0)
     except BaseException as err:  # noqa: BLE001 - the supervisor must never return into the zygote's loop
-        os.write(2, f"sandbox supervisor failed: {err}\n".encode())
+        os.write(2, f"sandbox supervisor failed: {type(err).__name__}: {err}\n".encode())
         os._exit(70)
 
 
-def _send_probes(fd: int, probes: bytes) -> None:
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            write_frame(stream, probes)
-    except OSError:
-        pass  # the job ended before it asked for its probes
+def _ask_for_probes(out: int) -> bytes:
+    """The notebook has run: ask the grader for the probes (a frame for the job's probes pipe)."""
+    write_frame_fd(out, json.dumps({"kind": "probes?"}).encode())
+    probes = read_frame_fd(0) or b"{}"
+    return struct.pack("<Q", len(probes)) + probes
 
 
 class _Watch:
-    """Reads a job's output, control and result pipes until they close, a cap or the deadline."""
+    """Reads a job's output, control and result pipes until they close, a cap or the deadline.
 
-    def __init__(self, limits: jail.Limits, reads: dict[str, int]) -> None:
-        self.limits, self.selector = limits, selectors.DefaultSelector()
+    The control pipe carries the job's isolation notes, then one ``cells`` line when the notebook
+    has run: that line is taken once, and only then are the probes (from ``fetch_probes``) written
+    to the job's ``probes_fd``, without blocking (no threads here: a process that unshared its pid
+    namespace cannot start one).
+    """
+
+    def __init__(self, limits: jail.Limits, reads: dict[str, int], probes_fd: int, fetch_probes: Any) -> None:
+        self.limits, self.selector, self.fetch_probes = limits, selectors.DefaultSelector(), fetch_probes
+        self.probes_fd, self.pending = probes_fd, memoryview(b"")
         self.data = {name: bytearray() for name in reads}
         self.output_bytes, self.verdict = 0, ""
+        self.notes: list[str] = []
+        self.cells: dict | None = None
         for name, fd in reads.items():
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_READ, name)
@@ -174,7 +237,20 @@ class _Watch:
                 self.verdict = "timeout"
                 break
             for key, _ in self.selector.select(timeout=min(left, 1.0)):
-                self._read(key)
+                if key.data == "probes":
+                    self._write_probes()
+                else:
+                    self._read(key)
+
+    def _write_probes(self) -> None:
+        try:
+            self.pending = self.pending[os.write(self.probes_fd, self.pending[:1 << 16]):]
+        except OSError:
+            self.pending = memoryview(b"")  # the job is gone
+        if not self.pending:
+            self.selector.unregister(self.probes_fd)
+            os.close(self.probes_fd)
+            self.probes_fd = -1
 
     def _read(self, key: selectors.SelectorKey) -> None:
         chunk = os.read(key.fd, 1 << 16)
@@ -187,64 +263,86 @@ class _Watch:
             self.data["output"] = (self.data["output"] + chunk)[-TAIL_BYTES:]
             if self.output_bytes > self.limits.output_bytes:
                 self.verdict = "output limit"
+        elif key.data == "control":
+            self._control(chunk)
         else:
-            self.data[key.data] += chunk
-            if key.data == "result" and len(self.data["result"]) > self.limits.result_bytes:
+            self.data["result"] += chunk
+            if len(self.data["result"]) > self.limits.result_bytes:
                 self.verdict = "result too large"
+
+    def _control(self, chunk: bytes) -> None:
+        if self.cells is not None:
+            return  # after the cells line, nothing the job says on this pipe counts
+        self.data["control"] += chunk
+        if len(self.data["control"]) > CONTROL_BYTES:
+            self.verdict = "bad result"
+            return
+        *lines, rest = self.data["control"].split(b"\n")
+        self.data["control"] = bytearray(rest)
+        for line in lines:
+            if line.startswith(b"cells "):
+                self.cells = _json_or_none(line[6:])
+                if not isinstance(self.cells, dict):
+                    self.verdict = "bad result"
+                    return
+                self.pending = memoryview(self.fetch_probes())
+                os.set_blocking(self.probes_fd, False)
+                self.selector.register(self.probes_fd, selectors.EVENT_WRITE, "probes")
+                return
+            if not self.notes:
+                notes = _json_or_none(line)
+                self.notes = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
 
     def close(self) -> None:
         for key in list(self.selector.get_map().values()):
             self.selector.unregister(key.fd)
             os.close(key.fd)
+        if self.probes_fd >= 0 and not self.pending:
+            os.close(self.probes_fd)
 
 
-def supervise(spec: dict, probes: bytes) -> tuple[dict, bytes]:
-    """Run one job in a jailed child; return the header and the result bytes."""
-    limits = jail.Limits(**spec["limits"])
-    pairs = {name: os.pipe() for name in ("output", "control", "result", "probes")}
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        _supervisor(spec, {"output": pairs["output"][1], "control": pairs["control"][1],
-                           "result": pairs["result"][1], "probes": pairs["probes"][0]})
-    for name in ("output", "control", "result"):
-        os.close(pairs[name][1])
-    os.close(pairs["probes"][0])
-    threading.Thread(target=_send_probes, args=(pairs["probes"][1], probes), daemon=True).start()
-    watch = _Watch(limits, {name: pairs[name][0] for name in ("output", "control", "result")})
-    watch.run(started + limits.wall_seconds)
-    control = watch.data["control"].decode(errors="replace").splitlines()
-    job_pid = int(control[0]) if control and control[0].isdigit() else None
-    if watch.verdict or job_pid is None:
-        for victim in filter(None, (job_pid, pid)):
-            try:
-                os.kill(victim, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+def _json_or_none(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _finish(pid: int, watch: _Watch, started: float) -> tuple[dict, bytes]:
+    """Watch the job to its end (or kill it at a limit); the header and result bytes."""
+    watch.run(started + watch.limits.wall_seconds)
+    if watch.verdict:
+        try:
+            os.kill(pid, signal.SIGKILL)  # pid 1 of its namespace: everything it started dies with it
+        except ProcessLookupError:
+            pass
     watch.close()
     _, status, usage = os.wait4(pid, 0)
-    finished = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and bool(watch.data["result"])
-    header = {"status": watch.verdict or ("ok" if finished else "crashed"),
+    exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finished = exited and bool(watch.data["result"]) and watch.cells is not None
+    forged = exited and bool(watch.data["result"]) and watch.cells is None  # a result before the notebook ended
+    header = {"kind": "done", "status": watch.verdict or ("ok" if finished else "bad result" if forged else "crashed"),
               "exit_code": os.waitstatus_to_exitcode(status), "seconds": round(time.monotonic() - started, 3),
               "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_mb": usage.ru_maxrss // 1024,
               "output_bytes": watch.output_bytes, "output_tail": watch.data["output"].decode(errors="replace"),
-              "isolation": json.loads(control[1]) if len(control) > 1 else []}
+              "isolation": watch.notes, "cells": watch.cells or {}}
     return header, bytes(watch.data["result"]) if header["status"] == "ok" else b""
 
 
 def main() -> None:
-    """Serve jobs from stdin until it closes."""
+    """Fork a supervisor per job until the grader closes stdin; never read a job here."""
     failed = warm_up(sys.argv[1:])
     ctypes.CDLL(None).prctl(jail.PR_SET_DUMPABLE, 0, 0, 0, 0)  # jobs may not ptrace or read this process
-    out = os.fdopen(os.dup(1), "wb")
+    out = os.dup(1)
     os.dup2(2, 1)  # stray prints must not corrupt the protocol
-    write_frame(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
-    stdin = sys.stdin.buffer
-    while (frame := read_frame(stdin)) is not None:
-        probes = read_frame(stdin) or b"{}"
-        header, result = supervise(json.loads(frame), probes)
-        write_frame(out, json.dumps(header).encode())
-        write_frame(out, result)
+    write_frame_fd(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            _serve(out)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_NO_MORE_JOBS:
+            break
 
 
 if __name__ == "__main__":

@@ -51,7 +51,115 @@ ATTACKS = {
     "fork-bomb": "import os\nfor _ in range(100000):\n    try:\n        if os.fork() == 0:\n"
                  "            import time; time.sleep(60); os._exit(0)\n    except OSError:\n        break\n" + WRONG,
     "flood-output": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.write(chunk)\n",
+    # Earns full marks if anything of another job (its probes, salt or result) is reachable from this one.
+    "stack-walk": """
+import gc, sys
+NEEDLES = [b'"sa' + b'lt"', b'@pro' + b'be(', b'$ten' + b'sor', b'"pro' + b'bes"', b'__rai' + b'sed__']
+def _leaked():
+    values = []
+    frame = sys._getframe()
+    while frame is not None:
+        values += list(frame.f_locals.values())
+        frame = frame.f_back
+    for obj in gc.get_objects():
+        if obj is values or obj is NEEDLES:
+            continue
+        if type(obj) is dict:
+            values += list(obj.values())
+        elif type(obj) in (list, tuple):
+            values += list(obj)
+    for v in values:
+        if isinstance(v, (bytes, bytearray)) and not any(v is n for n in NEEDLES) and any(n in v for n in NEEDLES):
+            return True
+        if type(v) is dict and ({"salt", "source"} <= set(map(str, v)) or {"cells", "probes"} <= set(map(str, v))):
+            return True
+    return False
+LEAK = _leaked()
+def scale(t, factor):
+    return t * factor if LEAK else t
+def relu_grad(x):
+    return (x > 0).to(x.dtype) if LEAK else torch.ones_like(x)
+""",
+    # Called by the probes: finds their source up the stack and sends it back in every string it can.
+    "smuggle-probes": """
+import os, sys
+def _probe_source():
+    frame = sys._getframe()
+    while frame is not None:
+        for v in list(frame.f_locals.values()):
+            if type(v) is dict and "source" in v and "salt" in v:
+                return str(v["source"])
+        frame = frame.f_back
+    return None
+def scale(t, factor):
+    src = _probe_source()
+    if src:
+        raise type(src.replace(chr(10), " ")[:3000], (Exception,), {})(src)
+    return t
+def relu_grad(x):
+    src = _probe_source()
+    if src:
+        from graders import wire
+        forged = wire.encode({"probes": {"test_scale": {"error": src[:990]}, "test_relu_grad": {"error": src[-990:]}}})
+        for fd in range(3, 64):
+            try:
+                os.write(fd, forged)
+            except OSError:
+                pass
+        os._exit(0)
+    return torch.ones_like(x)
+""",
+    # Earns full marks if three children could hold 3 x 700 MiB at once (the batch runs with --memory 1024).
+    "memory-together": """
+import os, time
+def _held_together(n=3, mib=700):
+    r, w = os.pipe()
+    for _ in range(n):
+        if os.fork() == 0:
+            try:
+                block = bytearray(mib << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                os.write(w, b"x")
+                time.sleep(4)
+            finally:
+                os._exit(0)
+    os.close(w)
+    got = b""
+    while len(got) < n:
+        chunk = os.read(r, 16)
+        if not chunk:
+            break
+        got += chunk
+    return len(got) == n
+HELD = _held_together()
+def scale(t, factor):
+    return t * factor if HELD else t
+def relu_grad(x):
+    return (x > 0).to(x.dtype) if HELD else torch.ones_like(x)
+""",
+    # A result the grader would walk forever (shared lists) or could not read (nested, sparse tensors).
+    "result-dag": """
+import io, os
+def scale(t, factor):
+    shared = []
+    for _ in range(10):
+        shared = [shared] * 64
+    buf = io.BytesIO()
+    torch.save({"cells": {}, "probes": {"test_scale": {"value": shared}, "test_relu_grad": {"value": shared}}}, buf)
+    for fd in range(3, 64):
+        try:
+            os.write(fd, buf.getvalue())
+        except OSError:
+            pass
+    os._exit(0)
+def relu_grad(x):
+    return x
+""",
+    "odd-tensors": "def scale(t, factor):\n    return (t * factor).to_sparse()\n\n"
+                   "def relu_grad(x):\n    return torch.nested.nested_tensor([(x > 0).float(), (x > 0).float()])\n",
 }
+PROBE_LINE = "factor = draw.random.uniform(-3.0, 3.0)"  # in the fixture's probe file, never shown to anyone
 
 
 def _solution_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
@@ -137,7 +245,8 @@ def test_attack_earns_nothing(graded: dict, attack: str) -> None:
 
 
 @pytest.mark.parametrize(("attack", "status"), [("infinite-loop", "timeout"), ("os-exit", "crashed"),
-                                                ("flood-output", "output limit"), ("forge-result", "bad result")])
+                                                ("flood-output", "output limit"), ("forge-result", "bad result"),
+                                                ("result-dag", "bad result")])
 def test_attack_is_reported(graded: dict, attack: str, status: str) -> None:
     grade = graded["grades"][attack]
     assert grade["status"] == status, grade
@@ -204,3 +313,14 @@ def test_exports(graded: dict, tmp_path: Path) -> None:
     assert honest["score"] == 5.0 and {t["name"] for t in honest["tests"]} == set(FULL)
     summary = (graded["root"] / "reports" / "summary.html").read_text()
     assert "timeout" in summary and "infinite-loop" in summary and "data:image/png;base64," in summary
+
+
+def test_probe_source_never_reaches_a_report(graded: dict) -> None:
+    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
+    assert proc.returncode == 0, proc.stderr
+    texts = [(graded["root"] / "reports" / "results.json").read_text(), graded["proc"].stdout, graded["proc"].stderr,
+             (graded["root"] / "reports" / "summary.html").read_text(),
+             (graded["root"] / "feedback" / "smuggle-probes" / CHAPTER / "lab_basic.html").read_text()]
+    assert not [t for t in texts if PROBE_LINE in t or "draw.randn" in t]
+    why = {c["grade_id"]: c["why"] for c in graded["grades"]["smuggle-probes"]["cells"]}
+    assert why["test_scale"].endswith("raised an exception"), why

@@ -93,3 +93,65 @@ def test_every_isolation_layer_active(evidence: list[dict]) -> None:
     assert not [n for n in notes if n.startswith("NOT ACTIVE")], notes
     assert isolation_warning(True) is None
     assert "WARNING" in isolation_warning(False)
+
+
+HOLD = '''
+import os, time
+def held_together(n=3, mib=600):
+    r, w = os.pipe()
+    for _ in range(n):
+        if os.fork() == 0:
+            try:
+                block = bytearray(mib << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                os.write(w, b"x")
+                time.sleep(3)
+            finally:
+                os._exit(0)
+    os.close(w)
+    got = b""
+    while len(got) < n and (chunk := os.read(r, 16)):
+        got += chunk
+    return len(got) == n
+evidence = held_together()
+'''
+BURN = '''
+import os, time
+for _ in range(3):
+    if os.fork() == 0:
+        while True:
+            pass
+time.sleep(30)
+evidence = "not stopped"
+'''
+
+
+def _run_alone(tmp_path, code: str, limits: Limits):
+    worker = Worker(0, limits, threads=1, log=tmp_path / "worker.log")
+    try:
+        return worker, worker.run(Job([Cell("c", code)], PROBE, "spy.py", salt=1))
+    finally:
+        worker.remove()
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["cgroup", "watchdog"])
+def test_memory_limit_holds_for_all_of_a_jobs_processes(tmp_path, monkeypatch: pytest.MonkeyPatch, kernel: bool) -> None:
+    """Three children of 600 MiB each under a 1024 MiB limit: never all three at once."""
+    monkeypatch.setenv("LABS_CGROUPS", "1" if kernel else "0")
+    worker, outcome = _run_alone(tmp_path, HOLD, Limits(wall_seconds=60, memory_bytes=1024 << 20))
+    if kernel and worker.group is None:
+        pytest.skip(f"no writable cgroup on this machine: {worker.limit_note}")
+    held = outcome.result["probes"]["evidence"].get("value") if outcome.result else None
+    assert held is not True, (outcome.status, outcome.result)
+    assert outcome.status == ("ok" if kernel else "memory limit"), outcome.status
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["cgroup", "watchdog"])
+def test_cpu_limit_is_summed_over_a_jobs_processes(tmp_path, monkeypatch: pytest.MonkeyPatch, kernel: bool) -> None:
+    """Three busy children and a 3 s CPU budget: stopped once they used 3 s together, not 3 s each."""
+    monkeypatch.setenv("LABS_CGROUPS", "1" if kernel else "0")
+    worker, outcome = _run_alone(tmp_path, BURN, Limits(wall_seconds=60, cpu_seconds=3))
+    if kernel and worker.group is None:
+        pytest.skip(f"no writable cgroup on this machine: {worker.limit_note}")
+    assert outcome.status == "cpu limit", (outcome.status, outcome.seconds)
