@@ -130,7 +130,8 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
     grades = []
     for test in lab.tests:
         if outcome.result is None:
-            grades.append(CellGrade(test.grade_id, test.points, 0.0, STATUS_WHY.get(outcome.status, outcome.status)))
+            grades.append(CellGrade(test.grade_id, test.points, 0.0,
+                                    STATUS_WHY.get(outcome.status, "the sandbox reported a problem")))
             continue
         if test.grade_id in restored.missing:
             grades.append(CellGrade(test.grade_id, test.points, 0.0, "test cell deleted or retyped"))
@@ -217,6 +218,16 @@ def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> d
 
 def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:
     """Grade one submission; every problem ends up in the grade, none escapes."""
+    try:
+        return _grade_one(pool, lab, sub, reference, salt)
+    except Exception as err:  # noqa: BLE001 - one submission never stops the batch
+        grade = NotebookGrade(sub.student, sub.chapter, sub.notebook, "grader error",
+                              f"{sub.path}: grader error: {type(err).__name__}")
+        grade.cells = [CellGrade(t.grade_id, t.points, 0.0, "not graded: grader error") for t in lab.tests] if lab else []
+        return grade
+
+
+def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:
     grade = NotebookGrade(sub.student, sub.chapter, sub.notebook, "error", sub.error)
     if lab is None or reference is None:
         grade.error = grade.error or f"{sub.path}: no such lab"
@@ -229,11 +240,11 @@ def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | No
     try:
         outcome = pool.run(job_for(lab, restored, salt), lab.exclusive)
     except Exception as err:  # noqa: BLE001 - one submission never stops the batch
-        outcome = JobOutcome("grader error", output_tail=f"{type(err).__name__}: {err}")
+        outcome = JobOutcome("grader error", output_tail=f"{type(err).__name__}")
     if outcome.result is not None and not complete(outcome.result, lab, restored):
         outcome.status, outcome.result = "bad result", None
     grade.status = outcome.status if outcome.status != "ok" else "graded"
-    grade.error = "" if outcome.status == "ok" else STATUS_WHY.get(outcome.status, outcome.status)
+    grade.error = "" if outcome.status == "ok" else STATUS_WHY.get(outcome.status, "the sandbox reported a problem")
     if outcome.status == "grader error":
         grade.error += f" ({outcome.output_tail})"
     grade.seconds, grade.cpu_seconds = outcome.seconds, outcome.cpu_seconds

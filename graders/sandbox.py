@@ -250,6 +250,7 @@ def protect_from_oom_killer(pid: int) -> None:
 
 HEADER_BYTES = 4 << 20
 EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
+SUPERVISOR_STATUSES = frozenset({"ok", "timeout", "crashed", "output limit", "result too large", "bad result"})
 HEADER_FIELDS = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss_mb": int, "output_tail": str}
 
 
@@ -274,9 +275,11 @@ def outcome_of(header: dict) -> JobOutcome:
         if type(value) is not kind:
             return JobOutcome("bad result")
         values[name] = value
+    if values["status"] not in SUPERVISOR_STATUSES:
+        return JobOutcome("bad result")
     notes = header.get("isolation")
     isolation = [n[:300] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
-    return JobOutcome(values["status"][:40], values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
+    return JobOutcome(values["status"], values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
                       values["output_tail"][-4096:], isolation)
 
 
