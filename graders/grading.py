@@ -188,7 +188,7 @@ class Pool:
     def close(self) -> None:
         """Stop every sandbox and delete its cgroup."""
         for worker in self.workers:
-            worker.remove()
+            worker.close()
 
 
 @dataclass

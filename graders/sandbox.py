@@ -115,9 +115,8 @@ class Worker:
         self.use_bwrap = use_bwrap and shutil.which("bwrap") is not None
         self.log = log
         self.proc: subprocess.Popen | None = None
-        self.group, why = cgroups.create(f"labs-{os.getpid()}-{id(self):x}")
-        self.limit_note = self.group.describe() if self.group else (
-            f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
+        self.group: cgroups.Group | None = None
+        self.limit_note = ""
 
     def start(self) -> None:
         """Start the sandbox and wait until its zygote has imported torch."""
@@ -128,6 +127,9 @@ class Worker:
         """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
         zygote = [sys.executable, "-m", "graders.zygote", *self.warm]
         cmd = bwrap_command(os.getuid() == 0) + zygote if self.use_bwrap else zygote
+        self.group, why = cgroups.create(f"labs-{os.getpid()}-{id(self):x}")
+        self.limit_note = self.group.describe() if self.group else (
+            f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
         cmd = self.group.enter_command(cmd) if self.group else cmd
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
@@ -209,21 +211,19 @@ class Worker:
         return None
 
     def close(self) -> None:
-        """Stop the sandbox (its jobs die with it)."""
+        """Stop the sandbox (its jobs die with it) and delete its cgroup."""
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
             self.proc = None
-
-    def remove(self) -> None:
-        """Stop the sandbox and delete its cgroup."""
-        self.close()
         if self.group:
             for _ in range(50):  # the sandbox's processes die with bwrap, a moment later
                 if not self.group.tasks():
                     break
                 time.sleep(0.02)
             self.group.remove()
+            self.group = None
+
 
 
 def _is_zygote(proc: psutil.Process | None) -> bool:
