@@ -130,7 +130,7 @@ class Seen:
 
     @property
     def ops(self) -> dict[str, int]:
-        """How many times each forbidden (or counted) operator ran, by name, in sorted order."""
+        """How many times each forbidden operator (or counted callable) ran, by name, in sorted order."""
         return dict(sorted(self.counts.items()))
 
 
@@ -261,8 +261,8 @@ class _Hook:
     only when the submission's own code does them (libraries switch modes off and recurse internally).
     """
 
-    def __init__(self, seen: Seen, calls: _Calls, modules: tuple[str, ...], recursion: bool) -> None:
-        self.seen, self.calls, self.modules, self.recursion = seen, calls, modules, recursion
+    def __init__(self, seen: Seen, calls: _Calls, counted: _Calls, modules: tuple[str, ...], recursion: bool) -> None:
+        self.seen, self.calls, self.counted, self.modules, self.recursion = seen, calls, counted, modules, recursion
         self.active: dict[tuple[int, types.CodeType], int] = {}
         self.python_key = torch._C.DispatchKey.Python
         self.excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
@@ -292,6 +292,9 @@ class _Hook:
             name = table.codes.get(code)
             if name is not None:
                 self.seen.found.add(name)
+        name = self.counted.codes.get(code)
+        if name is not None:
+            self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
         if not _from_submission(caller):
             if self.recursion and not _is_library(code.co_filename):
                 self.enter(code)
@@ -330,6 +333,9 @@ class _Hook:
             name = table.builtin(fn)
             if name is not None:
                 self.seen.found.add(name)
+        name = self.counted.builtin(fn)
+        if name is not None:
+            self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
         if not _from_submission(frame):
             return
         self.submission_checks()
@@ -342,9 +348,21 @@ class _Hook:
                 self.seen.found.add(f"{module}.{fn.__qualname__}")
 
 
+def _table(calls: Iterable[Any] | Mapping[str, Any]) -> _Calls:
+    """A :class:`_Calls` of ``calls``: callables, or a mapping of names to callables."""
+    table = _Calls()
+    for entry in calls.items() if isinstance(calls, Mapping) else calls:
+        if isinstance(entry, tuple):
+            table.add(entry[1], entry[0])
+        else:
+            table.add(entry)
+    return table
+
+
 @contextmanager
 def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any] = (), modules: Iterable[str] = (),
-              allow: Iterable[Any] = (), recursion: bool = False) -> Iterator[Seen]:
+              allow: Iterable[Any] = (), recursion: bool = False,
+              count: Iterable[Any] | Mapping[str, Any] = ()) -> Iterator[Seen]:
     """Record, while the block runs, the forbidden operations it executes; yields a :class:`Seen`.
 
     ``aten``: operator patterns, as strings (``"aten.transpose"`` any overload, ``"aten.transpose.int"``
@@ -355,17 +373,14 @@ def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any]
     mapping ``{name: callable}`` names them in ``violations``. ``modules``: names of packages whose functions must not be
     called (``"numpy"``; entries into the package are reported, not its internal calls).
     ``recursion``: report a function of the submission that is entered again while it is running.
+    ``count``: callables (as for ``calls``) that are allowed but counted in :attr:`Seen.ops`, like the
+    forbidden operators (``{"autograd engine runs": _engine_run_backward}``: "without forming the Hessian").
     Tampering and escapes (see the module docstring) are always reported.
     """
     seen = Seen()
-    table = _Calls()
-    for entry in calls.items() if isinstance(calls, Mapping) else calls:
-        if isinstance(entry, tuple):
-            table.add(entry[1], entry[0])
-        else:
-            table.add(entry)
+    table, counted = _table(calls), _table(count)
     recorder = _Recorder([_pattern(p) for p in aten], [_pattern(p) for p in allow], seen)
-    hook = _Hook(seen, table, tuple(modules), recursion)
+    hook = _Hook(seen, table, counted, tuple(modules), recursion)
     previous_profile, previous_thread_profile = sys.getprofile(), threading.getprofile()
     recorder.__enter__()
     threading.setprofile(hook)

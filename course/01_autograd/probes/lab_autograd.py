@@ -13,16 +13,27 @@ import numpy as np
 import torch
 
 from graders.probing import Draw, Namespace, outcome, probe
+from graders.rules import forbidden
+
+# "Use only calls to f": every reverse-mode path (backward, autograd.grad, torch.func.grad, the
+# engine itself) runs the engine; forward mode makes dual tensors; gradcheck has a numerical Jacobian.
+ENGINE = {"torch.autograd.graph._engine_run_backward": torch.autograd.graph._engine_run_backward,
+          "torch._C._EngineBase.run_backward": type(torch.autograd.Variable._execution_engine).run_backward}
+NO_AUTOGRAD = {**ENGINE, "torch.autograd.forward_ad.make_dual": torch.autograd.forward_ad.make_dual,
+               "torch._make_dual": torch._make_dual}
+DIFFERENTIATING_MODULES = ["torch.func", "torch._functorch", "torch.autograd.functional"]
 
 
 def _gradient_seen(numerical_gradient: Callable, f: Callable, x: torch.Tensor, **kwargs: Any) -> dict:
-    """numerical_gradient's answer for ``f`` at ``x``, and ``x`` as it is after the call."""
-    return {"grad": outcome(numerical_gradient, f, x, **kwargs), "x_after": x.clone()}
+    """numerical_gradient's answer for ``f`` at ``x``, ``x`` as it is after the call, and any autograd used."""
+    with forbidden(calls=NO_AUTOGRAD, modules=[*DIFFERENTIATING_MODULES, "torch.autograd.gradcheck"]) as seen:
+        grad = outcome(numerical_gradient, f, x, **kwargs)
+    return {"grad": grad, "x_after": x.clone(), "violations": seen.violations}
 
 
 @probe("test_numerical_gradient")
 def numerical_gradient(ns: Namespace, draw: Draw) -> list:
-    """numerical_gradient: central differences with step eps, f only called, x unchanged"""
+    """numerical_gradient: central differences with step eps, f only called (no autograd), x unchanged"""
     fn = ns["numerical_gradient"]
     a, b = 0.5 + draw.random.random(), draw.randint(1, 3)
 
@@ -132,10 +143,15 @@ def _node_index(output: torch.Tensor) -> dict:
 
 
 def _order_seen(backward_order: Callable, output: torch.Tensor) -> dict:
-    """backward_order's list, each node written as its number in :func:`_node_index` (-1: unknown)."""
+    """backward_order's list, each node written as its number in :func:`_node_index` (-1: unknown),
+    and whether the submission recursed (the exercise asks for an iterative walk)."""
     index = _node_index(output)
-    order = backward_order(output)
-    return {"type": type(order).__name__, "order": [index.get(node, -1) for node in order]}
+    with forbidden(recursion=True) as seen:
+        order = outcome(backward_order, output)
+    if isinstance(order, dict):
+        return {"raised": order, "violations": seen.violations}
+    return {"type": type(order).__name__, "order": [index.get(node, -1) for node in order],
+            "violations": seen.violations}
 
 
 def _chained_graph(draw: Draw, ops: int) -> torch.Tensor:
@@ -184,22 +200,27 @@ def _fixed_graphs(draw: Draw) -> list[torch.Tensor]:
 
 @probe("test_backward_order")
 def backward_order(ns: Namespace, draw: Draw) -> list:
-    """backward_order: every node once, each after all its consumers, also on deep graphs"""
+    """backward_order: every node once, each after all its consumers, also on deep graphs, iteratively"""
     outputs = _fixed_graphs(draw) + [_chained_graph(draw, draw.randint(5, 30)) for _ in range(15)]
     return [outcome(_order_seen, ns["backward_order"], out) for out in outputs]
 
 
 def _hvp_seen(hvp: Callable, f: Callable, x: torch.Tensor, v: torch.Tensor) -> dict:
-    """hvp's result, whether it carries a graph, and x, x.requires_grad and x.grad after the call."""
+    """hvp's result, whether it carries a graph, x, x.requires_grad and x.grad after the call, what it
+    used that the exercise rules out (.backward(), torch.func, torch.autograd.functional) and how many
+    times it ran the autograd engine (two passes; a Hessian row by row takes one per element)."""
     before = x.detach().clone()
-    got = hvp(f, x, v)
+    with forbidden(calls={"torch.autograd.backward": torch.autograd.backward}, modules=DIFFERENTIATING_MODULES,
+                   count={"autograd engine runs": torch.autograd.graph._engine_run_backward}) as seen:
+        got = hvp(f, x, v)
     return {"hv": got, "result_requires_grad": bool(got.requires_grad), "result_node": type(got.grad_fn).__name__,
-            "x_change": x.detach() - before, "x_requires_grad": bool(x.requires_grad), "x_grad": x.grad}
+            "x_change": x.detach() - before, "x_requires_grad": bool(x.requires_grad), "x_grad": x.grad,
+            "violations": seen.violations, "engine_runs": seen.ops}
 
 
 @probe("test_hvp")
 def hvp(ns: Namespace, draw: Draw) -> list:
-    """hvp: H(x) v by double backward, detached, x and x.grad untouched"""
+    """hvp: H(x) v by two torch.autograd.grad passes (no .backward(), no Hessian), detached, x and x.grad untouched"""
     a, shift = 0.5 + draw.random.random(), draw.randint(1, 3)
     quad = draw.randn(6, 6, dtype=torch.float64)
 
