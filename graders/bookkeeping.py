@@ -2,21 +2,32 @@
 scores, and an "autograded" notebook per submission from which nbgrader renders feedback.
 
 The autograded notebook holds the student's cells, test cells as the student saw them (hidden
-tests removed) and, under each test cell, what the grader found: never hidden code or inputs.
+tests removed) and, under each test cell, what the grader found: never hidden code or inputs. It is
+also what nbgrader renders (feedback, formgrader), so nothing a student wrote stays live markup:
+markdown is rendered and sanitised here, raw cells sanitised, outputs of the student's code dropped,
+and nbgrader metadata exists only on the cells the source defines, taken from the source.
 """
 
 from __future__ import annotations
 
+import copy
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import MissingEntry
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.preprocessors.sanitize import SanitizeHTML
+from nbgrader.api import Gradebook, MissingEntry
 
 from graders import gradebook_course as course
-from graders.grading import Lab, NotebookGrade
-from graders.restore import nbgrader_meta, visible_part
+from graders.grading import CellGrade, Lab, NotebookGrade
+from graders.restore import TestCell, nbgrader_meta, visible_part
+from graders.submissions import plain
+
+PRE_BLOCK = re.compile(r"(<pre\b.*?</pre>)", re.S)
 
 
 def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
@@ -35,65 +46,162 @@ def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab]
         course.require_success(api.generate_assignment(chapter, force=True), f"generate_assignment {chapter}")
 
 
-def record(db_url: str, grades: list[NotebookGrade]) -> None:
-    """Write the notebooks' scores into the gradebook (students and submissions created as needed)."""
-    with course.open_gradebook(db_url) as gradebook:
-        for grade in grades:
-            gradebook.update_or_create_student(grade.student)
-            try:
-                gradebook.find_submission(grade.chapter, grade.student)
-            except MissingEntry:
-                gradebook.add_submission(grade.chapter, grade.student)
-            for cell in grade.cells:
-                entry = gradebook.find_grade(cell.grade_id, grade.notebook, grade.chapter, grade.student)
-                entry.auto_score = cell.score
-            gradebook.db.commit()
+def record(db_url: str, grades: list[NotebookGrade]) -> list[tuple[NotebookGrade, str]]:
+    """Write each notebook's scores into the gradebook (students and submissions created as needed),
+    one commit per notebook; returns the notebooks that could not be recorded and why (rolled back)."""
+    failed = []
+    try:
+        with course.open_gradebook(db_url) as gradebook:
+            for grade in grades:
+                try:
+                    record_one(gradebook, grade)
+                except Exception as err:  # noqa: BLE001 - one notebook's failure leaves the others recorded
+                    gradebook.db.rollback()
+                    failed.append((grade, reason(err)))
+    except Exception as err:  # noqa: BLE001 - the gradebook itself failed: every notebook not yet recorded says so
+        done = {id(g) for g, _ in failed}
+        failed += [(g, reason(err)) for g in grades if id(g) not in done]
+    return failed
+
+
+def record_one(gradebook: Gradebook, grade: NotebookGrade) -> None:
+    """Write one notebook's scores and commit them."""
+    gradebook.update_or_create_student(grade.student)
+    try:
+        gradebook.find_submission(grade.chapter, grade.student)
+    except MissingEntry:
+        gradebook.add_submission(grade.chapter, grade.student)
+    for cell in grade.cells:
+        entry = gradebook.find_grade(cell.grade_id, grade.notebook, grade.chapter, grade.student)
+        entry.auto_score = cell.score
+    gradebook.db.commit()
+
+
+def reason(err: BaseException) -> str:
+    """An exception as a short plain line: its type and first line (a database's own error, when
+    SQLAlchemy wraps one)."""
+    err = getattr(err, "orig", None) or err
+    text = str(err).strip()
+    return plain(f"{type(err).__name__}: {text}" if text else type(err).__name__, 200)
+
+
+def mark_grader_error(grade: NotebookGrade, step: str, why: str) -> None:
+    """Turn a failure after grading into the notebook's status, naming the notebook and the step."""
+    line = f"grader error: {step} {grade.student}/{grade.chapter}/{grade.notebook} failed ({why})"
+    grade.status = "grader error"
+    grade.error = f"{grade.error}; {line}" if grade.error else line
+
+
+def source_metadata(source: nbformat.NotebookNode) -> dict[str, tuple[str, dict]]:
+    """grade_id -> (cell type, nbgrader metadata) of every cell of the source that has a grade_id."""
+    return {meta["grade_id"]: (cell.cell_type, dict(meta)) for cell in source.cells
+            if isinstance((meta := nbgrader_meta(cell)).get("grade_id"), str)}
+
+
+def owned_cells(nb: nbformat.NotebookNode, source: nbformat.NotebookNode) -> dict[int, dict]:
+    """Cell index -> the source's nbgrader metadata, for the cells that stand for a source cell: of the
+    cells carrying a source grade_id and the source cell's type, the last one (as grading counts it)."""
+    defined = source_metadata(source)
+    owner = {}
+    for index, cell in enumerate(nb.cells):
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if isinstance(grade_id, str) and grade_id in defined and defined[grade_id][0] == cell.cell_type:
+            owner[grade_id] = index
+    return {index: copy.deepcopy(defined[grade_id][1]) for grade_id, index in owner.items()}
 
 
 def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> nbformat.NotebookNode:
-    """The submission as nbgrader's feedback shows it: test cells restored, results under them."""
+    """The submission as nbgrader's feedback shows it: test cells restored, results under them, only the
+    source's nbgrader metadata, and no student markup that could run in a browser."""
     nb = nbformat.from_dict(json.loads(json.dumps(submitted if submitted is not None else lab.source)))
-    by_id = {c.grade_id: c for c in grade.cells}
+    nb.metadata = nbformat.from_dict(copy.deepcopy(lab.source.metadata))  # the student's could carry widget state
+    owned = owned_cells(nb, lab.source)
+    results = {c.grade_id: c for c in grade.cells}
     tests = {t.grade_id: t for t in lab.tests}
-    for cell in nb.cells:
-        meta = nbgrader_meta(cell)
+    sanitizer = course.sanitizer()
+    for index, cell in enumerate(nb.cells):
+        meta = owned.get(index, {})
+        cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta else {})
+        if submitted is None and meta.get("solution"):
+            cell.source = "# (no gradable submission)" if cell.cell_type == "code" else "(no gradable submission)"
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-        if submitted is None and meta.get("solution"):
-            cell.source = "# (no gradable submission)"
-        grade_id = meta.get("grade_id")
-        if cell.cell_type == "code" and grade_id in tests:
-            cell.source = visible_part(tests[grade_id].visible_source)
-            cell.metadata["nbgrader"] = dict(nbgrader_meta(next(c for c in lab.source.cells
-                                                                 if nbgrader_meta(c).get("grade_id") == grade_id)))
-            result = by_id.get(grade_id)
-            text = (f"{result.score:g}/{result.points:g} points" + (f": {result.why}" if result.why else "")
-                    if result else "not graded")
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+            if meta.get("grade_id") in tests:
+                _show_result(cell, tests[meta["grade_id"]], results.get(meta["grade_id"]))
+        elif cell.cell_type == "markdown":
+            cell.source = html_block(render_markdown(cell), sanitizer)
+            cell.pop("attachments", None)
+        else:
+            cell.source = sanitizer.sanitize_html_tags(cell.source)
     if grade.error:
-        nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Grading problem:** {grade.error}"))
+        problem = f"<p><strong>Grading problem:</strong> {html.escape(grade.error)}</p>"
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(html_block(problem, sanitizer)))
+        if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
+            nb.cells[0].pop("id")
     return nb
 
 
+def _show_result(cell: nbformat.NotebookNode, test: TestCell, result: CellGrade | None) -> None:
+    """A test cell as the student saw it, with the points and why as its output (escaped when rendered)."""
+    cell.source = visible_part(test.visible_source)
+    text = (f"{result.score:g}/{result.points:g} points" + (f": {result.why}" if result.why else "")
+            if result else "not graded")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+
+
+def render_markdown(cell: nbformat.NotebookNode) -> str:
+    """A markdown cell rendered to HTML as nbconvert renders it (not yet sanitised); its text, escaped,
+    when it cannot be rendered."""
+    try:
+        renderer = IPythonRenderer(escape=False, exclude_anchor_links=True, attachments=cell.get("attachments", {}))
+        return MarkdownWithMath(renderer=renderer).render(cell.source)
+    except Exception:  # noqa: BLE001 - a cell that breaks the renderer (nesting, attachments) is shown as text
+        return f"<pre>{html.escape(cell.source)}</pre>"
+
+
+def html_block(markup: str, sanitizer: SanitizeHTML) -> str:
+    """``markup`` sanitised, as a markdown cell source that markdown passes through unchanged: one
+    ``<div>`` on one line (a blank line would end the HTML block and let markdown parse the rest)."""
+    clean = sanitizer.sanitize_html_tags(markup).replace("\r", "")
+    parts = PRE_BLOCK.split(clean)
+    return "<div>" + "".join(p.replace("\n", "<br>") if i % 2 else p.replace("\n", " ")
+                             for i, p in enumerate(parts)) + "</div>"
+
+
 def write_autograded(root: Path, lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> Path:
-    """Save the feedback notebook where nbgrader's generate_feedback looks for it."""
+    """Save the feedback notebook where nbgrader's generate_feedback looks for it (whole or not at all)."""
     folder = root / "autograded" / grade.student / grade.chapter
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{grade.notebook}.ipynb"
-    nbformat.write(feedback_notebook(lab, grade, submitted), path)
+    partial = folder / f".{grade.notebook}.ipynb.partial"  # nbgrader ignores dot files
+    try:
+        nbformat.write(feedback_notebook(lab, grade, submitted), partial)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
     return path
 
 
-def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None = None) -> list[Path]:
-    """nbgrader's feedback HTML for autograded submissions of ``chapter``; returns the files."""
+def remove_autograded(root: Path, grade: NotebookGrade) -> None:
+    """Remove a notebook's autograded copy, so no stale feedback is rendered from it."""
+    (root / "autograded" / grade.student / grade.chapter / f"{grade.notebook}.ipynb").unlink(missing_ok=True)
+
+
+def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None = None) -> tuple[list[Path], list[str]]:
+    """nbgrader's feedback HTML for autograded submissions of ``chapter``, one student at a time;
+    returns the files and a ``grader error: ...`` line per student whose feedback failed."""
     api = course.api(root, db_url)
     students = [student] if student else sorted(p.name for p in (root / "autograded").iterdir()
                                                    if (p / chapter).is_dir())
-    files = []
+    files, errors = [], []
     for name in students:
-        course.require_success(api.generate_feedback(chapter, name, force=True), f"generate_feedback {name}")
+        try:
+            course.require_success(api.generate_feedback(chapter, name, force=True), f"generate_feedback {name}")
+        except Exception as err:  # noqa: BLE001 - one student's feedback failing leaves the others rendered
+            errors.append(f"grader error: feedback for {plain(name)}/{chapter} failed ({reason(err)})")
+            continue
         files += sorted((root / "feedback" / name / chapter).glob("*.html"))
-    return files
+    return files, errors
 
 
 def clear_submission(root: Path, student: str, chapter: str) -> None:

@@ -14,14 +14,23 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from graders.bookkeeping import ensure_assignments, generate_feedback, record, write_autograded
+from graders.bookkeeping import (
+    ensure_assignments,
+    generate_feedback,
+    mark_grader_error,
+    reason,
+    record,
+    remove_autograded,
+    write_autograded,
+)
 from graders.cli import CourseOpt, _fail, console, err_console, resolve_chapters
 from graders.grading import Batch, Lab, NotebookGrade, grade_batch, load_lab
 from graders.jail import Limits
 from graders.reports import export_csv, export_gradescope, write_results, write_summary
 from graders.sandbox import isolation_warning
-from graders.submissions import Collected, Submission, collect, unpack
+from graders.submissions import Collected, Submission, collect, plain, unpack
 
 RootOpt = Annotated[Path, typer.Option("--root", help="nbgrader course folder (gradebook, autograded, feedback)")]
 DbOpt = Annotated[str | None, typer.Option("--db", help="SQLAlchemy URL of the gradebook (default: SQLite in --root)")]
@@ -72,7 +81,7 @@ def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collec
     if source.is_file():
         try:
             rejected = unpack(source, scratch)
-        except zipfile.BadZipFile:
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
             _fail(f"{source}: not a zip file")
         found = collect(scratch, chapters)
         found.rejected = rejected + found.rejected
@@ -108,17 +117,43 @@ def grade(
         subs = in_shard(found.submissions, index, count)
         batch = _run(labs, subs, jobs or os.cpu_count() or 1, Limits(wall_seconds=timeout, memory_bytes=memory << 20),
                      root.resolve(), lambda: _gradebook_ready(root.resolve(), url, labs, lab_paths))
-    by_path = {(s.student, s.chapter, s.notebook): s for s in subs}
-    record(url, [g for g in batch.grades if g.cells])
-    for g in batch.grades:
-        if g.cells:
-            write_autograded(root.resolve(), labs[(g.chapter, g.notebook)], g, by_path[(g.student, g.chapter, g.notebook)].nb)
+    keep_books(root.resolve(), url, labs, batch, subs)
     out = report or root / "reports"
     out.mkdir(parents=True, exist_ok=True)
-    write_results(batch, out / "results.json")
-    write_summary(batch, out / "summary.html")
-    _print(batch, found.rejected, out)
-    raise typer.Exit(1 if found.rejected or any(g.status != "graded" for g in batch.grades) else 0)
+    problems = write_reports(batch, out)
+    _print(batch, found.rejected, problems, out)
+    raise typer.Exit(1 if found.rejected or problems or any(g.status != "graded" for g in batch.grades) else 0)
+
+
+def keep_books(root: Path, url: str, labs: dict[tuple[str, str], Lab], batch: Batch, subs: list[Submission]) -> None:
+    """Record every scored notebook in the gradebook and save its autograded copy; a failure is that
+    notebook's ``grader error`` status (no autograded copy then), never the batch's."""
+    scored = [g for g in batch.grades if g.cells]
+    failures = record(url, scored)
+    for grade, why in failures:
+        mark_grader_error(grade, "recording in the gradebook of", why)
+    failed = {id(g) for g, _ in failures}
+    submitted = {(s.student, s.chapter, s.notebook): s.nb for s in subs}
+    for grade in scored:
+        try:
+            if id(grade) in failed:
+                remove_autograded(root, grade)
+            else:
+                write_autograded(root, labs[(grade.chapter, grade.notebook)], grade,
+                                 submitted.get((grade.student, grade.chapter, grade.notebook)))
+        except Exception as err:  # noqa: BLE001 - one notebook's feedback copy failing leaves the others
+            mark_grader_error(grade, "writing the autograded notebook of", reason(err))
+
+
+def write_reports(batch: Batch, out: Path) -> list[str]:
+    """results.json and summary.html; returns a line per report that could not be written."""
+    problems = []
+    for name, write in (("results.json", write_results), ("summary.html", write_summary)):
+        try:
+            write(batch, out / name)
+        except Exception as err:  # noqa: BLE001 - the other report and the gradebook still count
+            problems.append(f"grader error: writing {out / name} failed ({reason(err)})")
+    return problems
 
 
 def _gradebook_ready(root: Path, url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
@@ -149,20 +184,28 @@ def _run(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, li
     raise AssertionError("unreachable")
 
 
-def _print(batch: Batch, rejected: list[str], out: Path) -> None:
+def _print(batch: Batch, rejected: list[str], problems: list[str], out: Path) -> None:
+    """The grades as a table, then refused files and grader problems, one line each."""
     table = Table(title="labs grade")
     for column in ("student", "notebook", "status", "points", "notes"):
         table.add_column(column, overflow="fold")
     for g in batch.grades:
         notes = "; ".join(filter(None, [g.error, *g.flags]))
-        table.add_row(g.student, f"{g.chapter}/{g.notebook}", g.status, f"{g.score:g}/{g.max_score:g}", notes)
+        table.add_row(g.student, f"{g.chapter}/{g.notebook}", g.status, f"{g.score:g}/{g.max_score:g}", printable(notes))
     console.print(table)
     for line in rejected:
-        err_console.print(f"error: {line}", soft_wrap=True)
+        err_console.print(printable(f"error: {line}"), soft_wrap=True)
+    for line in problems:
+        err_console.print(printable(line), soft_wrap=True)
     console.print("isolation: " + "; ".join(batch.isolation), soft_wrap=True)
     graded = sum(g.status == "graded" for g in batch.grades)
     console.print(f"{graded}/{len(batch.grades)} notebooks graded, {len(rejected)} files refused; "
                   f"report: {out / 'summary.html'}")
+
+
+def printable(text: str) -> Text:
+    """``text`` for the terminal: no rich markup, no control characters but newlines and tabs."""
+    return Text("".join(c if c.isprintable() or c in "\n\t" else "?" for c in text))
 
 
 def feedback(
@@ -177,13 +220,17 @@ def feedback(
                and any((root / "autograded").glob(f"*/{f.name}"))]
     if not folders:
         _fail(f"{root / 'autograded'}: nothing graded yet (run labs grade first)")
-    total = 0
+    total, errors = 0, []
     for folder in folders:
         try:
-            total += len(generate_feedback(root.resolve(), db_url_for(root, db), folder.name, student))
-        except RuntimeError as err:
-            _fail(str(err))
-    console.print(f"{total} feedback files under {root / 'feedback'}")
+            files, failed = generate_feedback(root.resolve(), db_url_for(root, db), folder.name, student)
+        except Exception as err:  # noqa: BLE001 - nbgrader or the gradebook unusable: one line, exit 2
+            _fail(plain(str(err) or type(err).__name__, 300))
+        total, errors = total + len(files), errors + failed
+    for line in errors:
+        err_console.print(printable(line), soft_wrap=True)
+    console.print(f"{total} feedback files under {root / 'feedback'}" + (f", {len(errors)} failed" if errors else ""))
+    raise typer.Exit(1 if errors else 0)
 
 
 def export(
@@ -202,6 +249,10 @@ def export(
         if not results.is_file():
             _fail(f"{results}: no grading results (run labs grade first)")
         target = out or root / "gradescope"
-        console.print(f"{export_gradescope(results, target)} results.json files under {target}")
+        count, errors = export_gradescope(results, target)
+        for line in errors:
+            err_console.print(printable(line), soft_wrap=True)
+        console.print(f"{count} results.json files under {target}" + (f", {len(errors)} failed" if errors else ""))
+        raise typer.Exit(1 if errors else 0)
     else:
         _fail(f"--format {format}: expected csv or gradescope")

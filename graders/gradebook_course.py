@@ -1,18 +1,33 @@
-"""An nbgrader course folder built on demand: config, API, and reading scores from the gradebook."""
+"""An nbgrader course folder built on demand: config, API, and reading scores from the gradebook.
+
+Feedback is rendered with nbconvert's SanitizeHTML after nbgrader's GetGrades, allowing only the
+plain markup that rendered markdown needs: no scripts, event handlers, styles or ``javascript:`` links.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
 
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
+from nbgrader.preprocessors import GetGrades
 from traitlets.config import Config
 
 COURSE_SOURCE = Path("course")
 COURSE_ID = "pytorch-labs"  # PostgreSQL enforces the gradebook's course foreign key; SQLite did not
+SAFE_TAGS = ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
+             "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup",
+             "table", "tbody", "td", "th", "thead", "tr", "ul"]
+SAFE_ATTRIBUTES = {"a": ["href"], "img": ["src", "alt"], "div": ["class"], "pre": ["class"], "span": ["class"],
+                   "code": ["class"]}
+SAFE_SCHEMES = {"http", "https", "mailto"}
+URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 def ensure_tools_on_path() -> None:
@@ -32,7 +47,29 @@ def nbgrader_config(root: Path, db_url: str | None = None, cell_timeout: int = 3
     config.ExecutePreprocessor.timeout = cell_timeout
     config.Execute.timeout = cell_timeout
     config.Exchange.root = str(root / "exchange")
+    config.GenerateFeedback.preprocessors = [GetGrades, SanitizeHTML, CSSHTMLHeaderPreprocessor]
+    config.SanitizeHTML.update(sanitizer_settings())
+    config.SanitizeHTML.enabled = True  # nbconvert preprocessors are off unless enabled
     return config
+
+
+def sanitizer_settings() -> dict:
+    """nbconvert SanitizeHTML settings for student content: allowed markup kept, the rest removed."""
+    return {"tags": list(SAFE_TAGS), "attributes": allowed_attribute, "strip": True}
+
+
+def allowed_attribute(tag: str, name: str, value: str) -> bool:
+    """bleach's attribute filter: the attributes of SAFE_ATTRIBUTES, URLs only with a safe scheme
+    (or none), judged as a browser reads them: entities decoded, control characters and spaces dropped."""
+    if name not in SAFE_ATTRIBUTES.get(tag, ()):
+        return False
+    scheme = URL_SCHEME.match(re.sub(r"[\x00-\x20]", "", value)) if name in ("href", "src") else None
+    return scheme is None or scheme.group(1).lower() in SAFE_SCHEMES
+
+
+def sanitizer() -> SanitizeHTML:
+    """The SanitizeHTML preprocessor that feedback uses, for cleaning a notebook before it is saved."""
+    return SanitizeHTML(**sanitizer_settings())
 
 
 def api(root: Path, db_url: str | None = None) -> NbGraderAPI:

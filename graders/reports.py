@@ -12,7 +12,8 @@ from dataclasses import asdict
 from pathlib import Path
 
 from graders.gradebook_course import open_gradebook
-from graders.grading import Batch, NotebookGrade
+from graders.grading import Batch, CellGrade, NotebookGrade
+from graders.submissions import SAFE_NAME, plain
 
 
 def write_results(batch: Batch, path: Path) -> None:
@@ -49,29 +50,41 @@ def export_csv(db_url: str, out: Path) -> int:
 
 
 def gradescope_results(grade: NotebookGrade) -> dict:
-    """Gradescope's autograder ``results.json`` for one notebook."""
+    """Gradescope's autograder ``results.json`` for one notebook (outputs shown as plain text)."""
     tests = [{"name": c.grade_id, "score": c.score, "max_score": c.points, "output": c.why or "passed",
               "visibility": "visible"} for c in grade.cells]
-    result = {"score": grade.score, "tests": tests}
+    result = {"score": grade.score, "tests": tests, "output_format": "text", "test_output_format": "text"}
     if grade.error:
         result["output"] = grade.error
     return result
 
 
-def export_gradescope(results_json: Path, out: Path) -> int:
-    """One ``<student>/<chapter>/results.json`` per graded notebook; returns how many were written."""
+def export_gradescope(results_json: Path, out: Path) -> tuple[int, list[str]]:
+    """One ``<student>/<chapter>/results.json`` per graded notebook; returns how many were written and
+    a ``grader error: ...`` line per notebook that could not be (the others are still written)."""
     data = json.loads(results_json.read_text(encoding="utf-8"))
-    count = 0
+    count, errors = 0, []
     for raw in data["grades"]:
-        grade = NotebookGrade(**{k: v for k, v in raw.items() if k not in ("score", "max_score", "cells")})
-        from graders.grading import CellGrade
+        try:
+            write_gradescope(raw, out)
+            count += 1
+        except Exception as err:  # noqa: BLE001 - one notebook's export failing leaves the others
+            who = "/".join(plain(str(raw.get(k, "?")), 60) for k in ("student", "chapter", "notebook")) \
+                if isinstance(raw, dict) else "?"
+            errors.append(f"grader error: Gradescope export of {who} failed ({plain(f'{type(err).__name__}: {err}')})")
+    return count, errors
 
-        grade.cells = [CellGrade(**c) for c in raw["cells"]]
-        folder = out / grade.student / grade.chapter
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "results.json").write_text(json.dumps(gradescope_results(grade), indent=1), encoding="utf-8")
-        count += 1
-    return count
+
+def write_gradescope(raw: dict, out: Path) -> Path:
+    """Write one grade of results.json as Gradescope's results.json; refuses names unfit for a path."""
+    grade = NotebookGrade(**{k: v for k, v in raw.items() if k not in ("score", "max_score", "cells")})
+    grade.cells = [CellGrade(**c) for c in raw["cells"]]
+    if not (SAFE_NAME.match(grade.student) and SAFE_NAME.match(grade.chapter)):
+        raise ValueError("student or chapter name unfit for a folder name")
+    folder = out / grade.student / grade.chapter
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.json").write_text(json.dumps(gradescope_results(grade), indent=1), encoding="utf-8")
+    return folder / "results.json"
 
 
 def _distribution_png(grades: list[NotebookGrade]) -> str:
