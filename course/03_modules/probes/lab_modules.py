@@ -251,15 +251,20 @@ def _accumulate_case(ns: Namespace, draw: Draw) -> dict:
     for p in model.parameters():
         p.grad = draw.randn(*p.shape) * 5  # stale gradients
     sizes: list = []
-    hook = model.register_forward_pre_hook(lambda mod, args: sizes.append(len(args[0])))
+    layer_sizes: list = []  # also each layer: model.forward(x) skips the model's own hook, not theirs
+    hooks = [model.register_forward_pre_hook(lambda mod, args: sizes.append(len(args[0])))]
+    for index, layer in enumerate(model):
+        hooks.append(layer.register_forward_pre_hook(
+            lambda mod, args, index=index: layer_sizes.append((index, len(args[0])))))
     try:
         result = ns["accumulate_gradients"](model, F.cross_entropy, x, y, micro)
     finally:
-        hook.remove()
-    return {"returned": result, "sizes": sizes, "grads": [p.grad for p in model.parameters()]}
+        for hook in hooks:
+            hook.remove()
+    return {"returned": result, "sizes": sizes, "layer_sizes": layer_sizes, "grads": [p.grad for p in model.parameters()]}
 
 
 @probe("test_accumulate_gradients")
 def accumulate_gradients(ns: Namespace, draw: Draw) -> list:
-    """accumulate_gradients: the full-batch gradient in .grad, micro-batch sizes, stale gradients ignored"""
+    """accumulate_gradients: the full-batch gradient in .grad, micro-batch sizes (of every layer), stale gradients ignored"""
     return [_accumulate_case(ns, draw) for _ in range(6)]

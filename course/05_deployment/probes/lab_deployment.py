@@ -17,6 +17,21 @@ import torch
 import torch._dynamo
 
 from graders.probing import Draw, Namespace, outcome, probe
+from graders.rules import forbidden
+
+# "No .item(), no Python if on tensor values": every way to pull a tensor's value into Python.
+# .item(), bool(t), float(t), int(t), `if t:` all run aten._local_scalar_dense; .tolist() and
+# .numpy() reach the data without an operator.
+TO_PYTHON_OPS = ["aten._local_scalar_dense"]
+TO_PYTHON_CALLS = {"torch.Tensor.tolist": torch.Tensor.tolist, "torch.Tensor.numpy": torch.Tensor.numpy,
+                   "torch.Tensor.item": torch.Tensor.item}
+# "Never call it on other devices": the real synchronize functions (the probe replaces
+# torch.cuda.synchronize with its simulated clock; a submission that kept the original, or used
+# another spelling, calls one of these).
+CUDA_SYNCS = {"torch.cuda.synchronize": torch.cuda.synchronize,
+              "torch.cuda.Stream.synchronize": torch.cuda.Stream.synchronize,
+              "torch.cuda.Event.synchronize": torch.cuda.Event.synchronize,
+              "torch.accelerator.synchronize": torch.accelerator.synchronize}
 
 
 def _mlp(draw: Draw, n_in: int, n_out: int, hidden: int) -> torch.nn.Module:
@@ -145,16 +160,20 @@ def _gated_inputs(draw: Draw) -> list[torch.Tensor]:
 
 @probe("test_gated_activation")
 def gated_activation(ns: Namespace, draw: Draw) -> dict:
-    """gated_activation: values on positive, negative and zero-mean inputs, one graph, fullgraph compile"""
+    """gated_activation: values on positive, negative and zero-mean inputs, one graph, fullgraph compile, no .item()"""
     fn = ns["gated_activation"]
     inputs = _gated_inputs(draw)
+    eager = []
+    for x in inputs:
+        with forbidden(aten=TO_PYTHON_OPS, calls=TO_PYTHON_CALLS) as seen:
+            got = outcome(fn, x)
+        eager.append({"value": got, "violations": seen.violations})
     torch._dynamo.reset()
     explained = outcome(lambda: torch._dynamo.explain(fn)(inputs[2]))
     graphs = outcome(lambda: [explained.graph_count, len(explained.break_reasons)])
     full = torch.compile(fn, backend="eager", fullgraph=True)
     try:
-        return {"eager": [outcome(fn, x) for x in inputs], "compiled": [outcome(full, x) for x in inputs],
-                "graphs_and_breaks": graphs}
+        return {"eager": eager, "compiled": [outcome(full, x) for x in inputs], "graphs_and_breaks": graphs}
     finally:
         torch._dynamo.reset()
 
@@ -258,11 +277,12 @@ def _bench_case(ns: Namespace, draw: Draw, device: str) -> dict:
     args = [draw.randn(draw.randint(1, 3)) for _ in range(draw.randint(0, 2))]
     undo = _patched(ns, [(time, "perf_counter", clock.perf_counter), (torch.cuda, "synchronize", clock.synchronize)])
     try:
-        got = outcome(ns["bench_median_ms"], clock.fn, *args, device=device, warmup=warmup, repeats=repeats)
+        with forbidden(calls=CUDA_SYNCS) as seen:
+            got = outcome(ns["bench_median_ms"], clock.fn, *args, device=device, warmup=warmup, repeats=repeats)
     finally:
         _restore(undo)
     return {"returned": float(got) if isinstance(got, float) else got, "calls": clock.calls, "args": clock.args,
-            "cpu_syncs": clock.syncs if device == "cpu" else None}
+            "cpu_syncs": clock.syncs if device == "cpu" else None, "real_syncs": seen.violations}
 
 
 @probe("test_bench_median_ms")
