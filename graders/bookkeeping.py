@@ -28,6 +28,12 @@ from graders.restore import TestCell, nbgrader_meta, visible_part
 from graders.submissions import plain
 
 PRE_BLOCK = re.compile(r"(<pre\b.*?</pre>)", re.S)
+# Feedback shows this much of a student's notebook: highlighting and sanitising take seconds per 100 kB
+# (and sanitising grows with the square of nesting), and one notebook must not stall everyone's feedback.
+MAX_CELL_CHARS = 20_000
+MAX_SHOWN_CHARS = 200_000
+MAX_CELL_TAGS = 1_000
+MAX_SHOWN_CELLS = 1_000
 
 
 def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
@@ -110,31 +116,47 @@ def owned_cells(nb: nbformat.NotebookNode, source: nbformat.NotebookNode) -> dic
     return {index: copy.deepcopy(defined[grade_id][1]) for grade_id, index in owner.items()}
 
 
+def trim(nb: nbformat.NotebookNode, owned: dict[int, dict]) -> dict[int, dict]:
+    """Keep the first MAX_SHOWN_CELLS cells and every owned cell after them, noting how many went;
+    returns ``owned`` renumbered for the cells kept."""
+    keep = [i for i in range(len(nb.cells)) if i < MAX_SHOWN_CELLS or i in owned]
+    if len(keep) == len(nb.cells):
+        return owned
+    note = nbformat.v4.new_markdown_cell(f"<div><p>({len(nb.cells) - len(keep)} more cells not shown)</p></div>")
+    if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
+        note.pop("id")
+    nb.cells = [nb.cells[i] for i in keep] + [note]
+    return {new: owned[old] for new, old in enumerate(keep) if old in owned}
+
+
 def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> nbformat.NotebookNode:
     """The submission as nbgrader's feedback shows it: test cells restored, results under them, only the
     source's nbgrader metadata, and no student markup that could run in a browser."""
     nb = nbformat.from_dict(json.loads(json.dumps(submitted if submitted is not None else lab.source)))
     nb.metadata = nbformat.from_dict(copy.deepcopy(lab.source.metadata))  # the student's could carry widget state
-    owned = owned_cells(nb, lab.source)
+    owned = trim(nb, owned_cells(nb, lab.source))
     results = {c.grade_id: c for c in grade.cells}
     tests = {t.grade_id: t for t in lab.tests}
     sanitizer = course.sanitizer()
+    room = MAX_SHOWN_CHARS
     for index, cell in enumerate(nb.cells):
         meta = owned.get(index, {})
         cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta else {})
         if submitted is None and meta.get("solution"):
             cell.source = "# (no gradable submission)" if cell.cell_type == "code" else "(no gradable submission)"
+        cell.source = shown(cell.source, room)
+        room = max(0, room - len(cell.source))
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             if meta.get("grade_id") in tests:
                 _show_result(cell, tests[meta["grade_id"]], results.get(meta["grade_id"]))
         elif cell.cell_type == "markdown":
-            cell.source = html_block(render_markdown(cell), sanitizer)
+            cell.source = markdown_block(cell, sanitizer)
             cell.pop("attachments", None)
         else:
-            cell.source = sanitizer.sanitize_html_tags(cell.source)
+            cell.source = raw_html(cell.source, sanitizer)
     if grade.error:
-        problem = f"<p><strong>Grading problem:</strong> {html.escape(grade.error)}</p>"
+        problem = f"<p><strong>Grading problem:</strong> {html.escape(shown(grade.error, MAX_CELL_CHARS))}</p>"
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(html_block(problem, sanitizer)))
         if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
             nb.cells[0].pop("id")
@@ -144,9 +166,29 @@ def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.Notebo
 def _show_result(cell: nbformat.NotebookNode, test: TestCell, result: CellGrade | None) -> None:
     """A test cell as the student saw it, with the points and why as its output (escaped when rendered)."""
     cell.source = visible_part(test.visible_source)
-    text = (f"{result.score:g}/{result.points:g} points" + (f": {result.why}" if result.why else "")
+    text = (f"{result.score:g}/{result.points:g} points" + (f": {shown(result.why, MAX_CELL_CHARS)}" if result.why else "")
             if result else "not graded")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
+
+
+def shown(source: str, room: int) -> str:
+    """``source`` cut to what feedback shows of one cell, within ``room`` characters left for the notebook."""
+    keep = max(0, min(len(source), MAX_CELL_CHARS, room))
+    return source if keep == len(source) else f"{source[:keep]}\n[... {len(source) - keep} more characters not shown]"
+
+
+def markdown_block(cell: nbformat.NotebookNode, sanitizer: SanitizeHTML) -> str:
+    """A student's markdown cell as safe HTML (see html_block); shown as text when it renders to more
+    elements than feedback sanitises."""
+    markup = render_markdown(cell)
+    if markup.count("<") > MAX_CELL_TAGS:
+        markup = f"<pre>{html.escape(cell.source)}</pre>"
+    return html_block(markup, sanitizer)
+
+
+def raw_html(source: str, sanitizer: SanitizeHTML) -> str:
+    """A raw cell (which HTML output includes as it is) sanitised, or escaped when it has too many tags."""
+    return sanitizer.sanitize_html_tags(source) if source.count("<") <= MAX_CELL_TAGS else html.escape(source)
 
 
 def render_markdown(cell: nbformat.NotebookNode) -> str:

@@ -83,10 +83,19 @@ def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collec
             rejected = unpack(source, scratch)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError):
             _fail(f"{source}: not a zip file")
-        found = collect(scratch, chapters)
+        found = _collect(scratch, chapters)
         found.rejected = rejected + found.rejected
         return found
-    return collect(source, chapters)
+    return _collect(source, chapters)
+
+
+def _collect(root: Path, chapters: dict[str, set[str]]) -> Collected:
+    """collect(), exiting 2 with one line when the submissions folder itself cannot be read."""
+    try:
+        return collect(root, chapters)
+    except OSError as err:
+        _fail(f"{root}: cannot read ({os.strerror(err.errno or 0)})")
+    raise AssertionError("unreachable")
 
 
 def grade(

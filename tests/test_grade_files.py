@@ -276,6 +276,32 @@ def test_markdown_renders_after_sanitising(lab) -> None:
     assert "a &lt; b<br><br><br>c" in html
 
 
+def test_feedback_notebook_is_bounded(lab) -> None:
+    """Deep nesting and megabytes of cells cost seconds each to sanitise: feedback shows a bounded part."""
+    import time
+
+    cells = [nbformat.v4.new_markdown_cell("<div>" * 50_000), nbformat.v4.new_raw_cell("<b>" * 50_000),
+             nbformat.v4.new_code_cell("x = 1\n" * 1_000_000)]
+    start = time.monotonic()
+    nb = _feedback(lab, _with_cells(*cells))
+    assert time.monotonic() - start < 20
+    assert nb.cells[-3].source.startswith("<div><pre>&lt;div&gt;") and "more characters not shown]" in nb.cells[-3].source
+    assert nb.cells[-2].source.startswith("&lt;b&gt;")
+    assert len(nb.cells[-1].source) < 25_000 and nb.cells[-1].source.endswith("more characters not shown]")
+
+
+def test_feedback_notebook_shows_a_bounded_number_of_cells(lab) -> None:
+    nb = nbformat.read(LAB, as_version=4)
+    filler = [nbformat.v4.new_markdown_cell("filler") for _ in range(5_000)]
+    for cell in filler:
+        cell.pop("id")
+    nb.cells[:0] = filler
+    shown = _feedback(lab, nbformat.writes(nb))
+    assert len(shown.cells) < 1_100 and "more cells not shown" in shown.cells[-1].source
+    assert [c.metadata["nbgrader"]["grade_id"] for c in shown.cells if "nbgrader" in c.metadata] == \
+        ["scale", "test_scale", "relu_grad", "test_relu_grad"]
+
+
 def test_sanitiser_judges_urls_as_a_browser_does() -> None:
     from graders.gradebook_course import sanitizer
 
