@@ -90,6 +90,14 @@ def _markup() -> str:
     return nbformat.writes(nb)
 
 
+def _raises_markup() -> str:
+    """scale raises an error whose message is markup: it reaches feedback as the cell's why, as text."""
+    nb = nbformat.read(LAB, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "scale")
+    cell.source = "def scale(t, factor):\n    raise ValueError('<script>alert(1)</script>')\n"
+    return nbformat.writes(nb)
+
+
 def _duplicated_tests() -> str:
     """The honest notebook with its test cells copied, edited, above the real ones."""
     nb = nbformat.read(LAB, as_version=4)
@@ -385,6 +393,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for student, make in GOOD.items():
         if student != "honest":
             _place(subs, student, make())
+    _place(subs, "raises-markup", _raises_markup())
     proc = labs("grade", str(subs), "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(root),
                 "--jobs", "2", "--timeout", "30", "--memory", "1024", timeout=900)
     results = root / "reports" / "results.json"
@@ -400,7 +409,7 @@ def _cells(grade: dict) -> dict[str, float]:
 def test_batch_completes_with_exit_1_and_no_traceback(batch: dict) -> None:
     proc = batch["proc"]
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
-    assert set(batch["grades"]) == {*BAD, *GOOD, "dangling"}
+    assert set(batch["grades"]) == {*BAD, *GOOD, "dangling", "raises-markup"}
 
 
 def test_honest_and_harmless_students_get_full_marks(batch: dict) -> None:
@@ -447,6 +456,10 @@ def test_feedback_for_everyone_graded(batch: dict, feedback: dict) -> None:
     assert rendered == set(batch["grades"])
     markup = (batch["root"] / "feedback" / "markup" / CHAPTER / "lab_basic.html").read_text()
     assert "entity link" in markup and "click me" in markup and "5 / 5" in markup.replace(".0", "")
+    raises = batch["grades"]["raises-markup"]
+    assert _cells(raises) == {"test_scale": 0.0, "test_relu_grad": 3.0} and "<script>alert(1)</script>" in raises["cells"][0]["why"]
+    page = (batch["root"] / "feedback" / "raises-markup" / CHAPTER / "lab_basic.html").read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the why, as text
 
 
 class _LiveMarkup(HTMLParser):
