@@ -23,6 +23,7 @@ MAX_NOTEBOOK_BYTES = 20 << 20
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
 UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9 _.,:;()'/+@#%*-]")  # no markup, quotes, escapes or control characters
 SYMLINK = "is a symbolic link (refused)"
+MAX_ZIP_BYTES = 4 << 30
 
 
 @dataclass
@@ -58,10 +59,15 @@ def plain(text: str, limit: int = 160) -> str:
 
 def unpack(archive: Path, into: Path) -> list[str]:
     """Extract a zip of submissions into ``into``; returns one error line per refused entry."""
-    errors = []
+    errors, total = [], 0
     with zipfile.ZipFile(archive) as zipped:
         for info in zipped.infolist():
             if info.is_dir():
+                continue
+            total += info.file_size
+            if total > MAX_ZIP_BYTES:
+                errors.append(f"{archive}: {plain(repr(info.filename))}: refused (the zip unpacks to over "
+                              f"{MAX_ZIP_BYTES >> 30} GiB)")
                 continue
             try:
                 _extract(zipped, info, into)
@@ -111,6 +117,8 @@ def read_regular_file(path: Path) -> bytes:
             raise BadFile("is a folder, not a notebook file")
         if not stat.S_ISREG(info.st_mode):
             raise BadFile("not a regular file")
+        if info.st_nlink > 1:
+            raise BadFile("has other hard links (refused: it may be someone else's file)")
         with os.fdopen(fd, "rb", closefd=False) as file:
             data = file.read(MAX_NOTEBOOK_BYTES + 1)
     finally:

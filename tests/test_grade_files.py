@@ -232,6 +232,30 @@ def test_zip_refuses_symlink_entries(tmp_path: Path) -> None:
     assert any("nested" in e and "refused" in e for e in errors) and len(errors) == 2
 
 
+def test_hard_link_is_refused(tmp_path: Path) -> None:
+    from graders.submissions import read_notebook
+
+    original = tmp_path / "instructor.ipynb"
+    shutil.copy(LAB, original)
+    linked = _place(tmp_path, "hardlink")
+    os.link(original, linked)
+    assert read_notebook(linked)[1] == f"bad file: {linked}: has other hard links (refused: it may be someone else's file)"
+
+
+def test_zip_that_unpacks_too_large_is_refused_past_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graders import submissions
+
+    monkeypatch.setattr(submissions, "MAX_ZIP_BYTES", 3 * LAB.stat().st_size // 2)
+    archive = tmp_path / "subs.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        zipped.write(LAB, "ada/fx_basic/lab_basic.ipynb")
+        zipped.write(LAB, "ben/fx_basic/lab_basic.ipynb")
+    errors = submissions.unpack(archive, tmp_path / "out")
+    assert (tmp_path / "out" / "ada" / CHAPTER / "lab_basic.ipynb").is_file()
+    assert not (tmp_path / "out" / "ben").exists()
+    assert len(errors) == 1 and "ben/fx_basic/lab_basic.ipynb" in errors[0] and "unpacks to over" in errors[0]
+
+
 # --- feedback notebook ----------------------------------------------------------------------------
 
 
