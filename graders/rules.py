@@ -261,8 +261,10 @@ class _Hook:
     only when the submission's own code does them (libraries switch modes off and recurse internally).
     """
 
-    def __init__(self, seen: Seen, calls: _Calls, counted: _Calls, modules: tuple[str, ...], recursion: bool) -> None:
+    def __init__(self, seen: Seen, calls: _Calls, counted: _Calls, modules: tuple[str, ...], recursion: bool,
+                 watch_dispatch: bool) -> None:
         self.seen, self.calls, self.counted, self.modules, self.recursion = seen, calls, counted, modules, recursion
+        self.watch_dispatch = watch_dispatch
         self.active: dict[tuple[int, types.CodeType], int] = {}
         self.python_key = torch._C.DispatchKey.Python
         self.excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
@@ -281,7 +283,7 @@ class _Hook:
 
     def submission_checks(self) -> None:
         """Around submission code the Python dispatch key must be on (else the mode is blind)."""
-        if self.excluded(self.python_key):
+        if self.watch_dispatch and self.excluded(self.python_key):
             self.seen.found.add("tampering: Python dispatch key excluded")
 
     def on_call(self, frame: types.FrameType) -> None:
@@ -370,19 +372,24 @@ def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any]
     ``torch.ops`` objects; ``allow`` exempts patterns from them (``POINT_TO_POINT`` from ``COLLECTIVES``).
     ``calls``: functions, builtins, methods (also of C types, ``torch.Tensor.numpy``, and of pybind11
     classes, ``ProcessGroup.allreduce``) or classes (any of their methods) that must not be called; a
-    mapping ``{name: callable}`` names them in ``violations``. ``modules``: names of packages whose functions must not be
-    called (``"numpy"``; entries into the package are reported, not its internal calls).
+    mapping ``{name: callable}`` names them in ``violations``.
+    ``modules``: names of packages whose functions the submission must not call (``"numpy"``; its calls
+    into the package are reported, not the package's internal calls).
     ``recursion``: report a function of the submission that is entered again while it is running.
     ``count``: callables (as for ``calls``) that are allowed but counted in :attr:`Seen.ops`, like the
     forbidden operators (``{"autograd engine runs": _engine_run_backward}``: "without forming the Hessian").
-    Tampering and escapes (see the module docstring) are always reported.
+    Tampering and escapes (see the module docstring) are always reported. The dispatch mode is
+    installed only when there are ``aten`` patterns (``torch.export`` and ``torch.compile`` inside the
+    window then run as they would without it).
     """
     seen = Seen()
     table, counted = _table(calls), _table(count)
-    recorder = _Recorder([_pattern(p) for p in aten], [_pattern(p) for p in allow], seen)
-    hook = _Hook(seen, table, counted, tuple(modules), recursion)
+    patterns = [_pattern(p) for p in aten]
+    recorder = _Recorder(patterns, [_pattern(p) for p in allow], seen) if patterns else None
+    hook = _Hook(seen, table, counted, tuple(modules), recursion, watch_dispatch=recorder is not None)
     previous_profile, previous_thread_profile = sys.getprofile(), threading.getprofile()
-    recorder.__enter__()
+    if recorder is not None:
+        recorder.__enter__()
     threading.setprofile(hook)
     sys.setprofile(hook)
     try:
@@ -392,7 +399,8 @@ def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any]
         sys.setprofile(previous_profile)
         if current is not hook:
             seen.found.add("tampering: profile hook replaced")
-        _close(recorder, seen)
+        if recorder is not None:
+            _close(recorder, seen)
         if threading.getprofile() is not hook:
             seen.found.add("tampering: thread profile hook replaced")
         threading.setprofile(previous_thread_profile)

@@ -25,6 +25,11 @@ from graders.rules import forbidden
 TO_PYTHON_OPS = ["aten._local_scalar_dense"]
 TO_PYTHON_CALLS = {"torch.Tensor.tolist": torch.Tensor.tolist, "torch.Tensor.numpy": torch.Tensor.numpy,
                    "torch.Tensor.item": torch.Tensor.item}
+# "Run the ONNX file in onnxruntime": its session's run methods (deploy.ort_run calls Session.run).
+ORT_RUNS = {"onnxruntime": onnxruntime.InferenceSession.run,
+            "onnxruntime (OrtValues)": onnxruntime.InferenceSession.run_with_ort_values,
+            "onnxruntime (IO binding)": onnxruntime.InferenceSession.run_with_iobinding,
+            "onnxruntime (C session)": onnxruntime.capi._pybind_state.InferenceSession.run}
 # "Never call it on other devices": the real synchronize functions (the probe replaces
 # torch.cuda.synchronize with its simulated clock; a submission that kept the original, or used
 # another spelling, calls one of these).
@@ -95,7 +100,7 @@ class _ExportSkew(torch.nn.Module):
 
 @probe("test_onnx_max_abs_diff", rtol=1e-4, atol=1e-6)
 def onnx_max_abs_diff(ns: Namespace, draw: Draw) -> dict:
-    """onnx_max_abs_diff: the returned maximum over all inputs, and the exported file at other batch sizes"""
+    """onnx_max_abs_diff: the returned maximum over all inputs (run in onnxruntime), and the exported file at other batch sizes"""
     n_in = draw.randint(32, 64)
     net = _ExportSkew(_mlp(draw, n_in, draw.randint(16, 64), draw.randint(32, 64))).eval()
     # Batches of 12 or more rows, or of a multiple of 4, can round exactly like eager on some CPUs:
@@ -107,11 +112,12 @@ def onnx_max_abs_diff(ns: Namespace, draw: Draw) -> dict:
     others = [draw.randn(n, n_in) for n in (1, draw.randint(10, 40))]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"net{draw.randint(0, 10**6)}.onnx")
-        got = ns["onnx_max_abs_diff"](net, inputs, path)
+        with forbidden(count=ORT_RUNS) as seen:
+            got = ns["onnx_max_abs_diff"](net, inputs, path)
         exists = os.path.exists(path)
         file_outputs = outcome(_ort_outputs, path, others) if exists else None
     return {"returned": float(got) if isinstance(got, float) else got, "file_exists": exists,
-            "file_outputs": file_outputs}
+            "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
 
 
 def _breaking_fn(draw: Draw, trailing: bool) -> Callable:
