@@ -23,13 +23,13 @@ TRANSPOSE_OPS = ["aten.transpose", "aten.transpose_", "aten.t", "aten.t_", "aten
                  "aten._mkldnn_transpose_", "aten.transpose_copy", "aten.permute_copy", "aten.t_copy"]
 WINDOW_OPS = ["aten.unfold", "aten.unfold_copy"]
 # Other ways to lay a tensor over t's memory without as_strided: a storage-level set_, an alias op
-# that takes strides, and a round trip through NumPy's or DLPack's view of the memory.
+# that takes strides, and a round trip through NumPy's or DLPack's view of the memory (its way back
+# into torch; t.numpy() alone, say for a debugging print, is no violation). A result made that way
+# is not a view of t either, which _view_result observes.
 MEMORY_OPS = ["aten.set_", "aten._reshape_alias", "aten._reshape_alias_copy"]
 MEMORY_CALLS = {
-    "torch.Tensor.numpy": torch.Tensor.numpy, "torch.from_numpy": torch.from_numpy,
+    "torch.from_numpy": torch.from_numpy, "torch.as_tensor": torch.as_tensor, "torch.asarray": torch.asarray,
     "torch.frombuffer": torch.frombuffer, "torch.from_dlpack": torch.from_dlpack,
-    "torch.utils.dlpack.from_dlpack": torch.utils.dlpack.from_dlpack,
-    "torch.Tensor.__dlpack__": torch.Tensor.__dlpack__,
     "numpy.lib.stride_tricks.as_strided": np.lib.stride_tricks.as_strided,
     "numpy.lib.stride_tricks.sliding_window_view": np.lib.stride_tricks.sliding_window_view,
 }
