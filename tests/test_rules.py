@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import subprocess
 import sys
 import threading
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -297,3 +299,15 @@ def test_collectives_are_caught_on_real_ranks_and_point_to_point_is_not() -> Non
         assert "_c10d_functional.all_reduce.default" in seen["functional all_reduce"], rank
         assert "c10d.allgather_.default" in seen["all_gather_object"], rank
         assert "c10d.barrier.default" in seen["barrier"], rank
+
+
+def test_first_use_imports_no_compiler_stack() -> None:
+    """A window's dispatch mode skips torch's dynamo-disable wrapper: no torch._dynamo/sympy import (2 s, 70 MiB)
+    in every rank or job that opens its first window."""
+    code = ("import sys, torch\nfrom graders.rules import forbidden\n"
+            "with forbidden(aten=['aten.t']) as seen:\n    torch.ones(2, 2).t()\n"
+            "assert seen.violations == ['aten.t.default'], seen.violations\n"
+            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -26,7 +26,7 @@ from torch.utils.data import DistributedSampler
 
 from graders.probing import Draw, Namespace, outcome, probe
 from graders.rules import COLLECTIVES, POINT_TO_POINT, collective_methods, forbidden, methods
-from labutils.launch import launch
+from labutils.launch import RankFailedError, launch
 
 WORLD = 2
 LAUNCH_TIMEOUT = 90.0
@@ -108,13 +108,26 @@ def rank_function(ns: Namespace, name: str, student_fn: str) -> Callable[..., An
     return scope[name]
 
 
+def launch_retrying_vanished(fn: Callable[..., Any], cases: list) -> list:
+    """``launch(fn, WORLD, cases)``, launched again (twice at most) when a rank "vanished": exit code -9
+    with no Python exception. On a loaded machine the launcher can report a rank that exited 0 that way
+    (its zygote wrote the exit file late); a rank that raised, hung or crashed otherwise is not retried.
+    """
+    for attempt in range(3):
+        try:
+            return launch(fn, WORLD, cases, timeout=LAUNCH_TIMEOUT, backend="gloo")
+        except RankFailedError as err:
+            if attempt == 2 or err.exitcode != -9 or "no Python exception" not in err.details:
+                raise
+    raise AssertionError("unreachable")
+
+
 def on_ranks(ns: Namespace, name: str, student_fn: str, cases: list) -> list:
     """Per case, what each rank observed running ``name(cases)`` on ``WORLD`` gloo ranks.
 
     When the run fails (a rank raised, a deadlock timed out), every case observes the exception type.
     """
-    ranks = outcome(launch, rank_function(ns, name, student_fn), WORLD, cases, timeout=LAUNCH_TIMEOUT,
-                    backend="gloo")
+    ranks = outcome(launch_retrying_vanished, rank_function(ns, name, student_fn), cases)
     if not (isinstance(ranks, list) and all(isinstance(r, list) and len(r) == len(cases) for r in ranks)):
         return [ranks] * len(cases)
     return [[per_rank[index] for per_rank in ranks] for index in range(len(cases))]
