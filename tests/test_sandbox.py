@@ -11,6 +11,7 @@ from graders.jail import Limits
 from graders.job import Cell, Job
 from graders.sandbox import Worker, isolation_warning, job_env
 from tests.conftest import ROOT
+from tests.test_grade_attacks import ATTACKS
 
 pytestmark = [pytest.mark.grading, pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")]
 
@@ -95,27 +96,7 @@ def test_every_isolation_layer_active(evidence: list[dict]) -> None:
     assert "WARNING" in isolation_warning(False)
 
 
-HOLD = '''
-import os, time
-def held_together(n=3, mib=600):
-    r, w = os.pipe()
-    for _ in range(n):
-        if os.fork() == 0:
-            try:
-                block = bytearray(mib << 20)
-                for i in range(0, len(block), 4096):
-                    block[i] = 1
-                os.write(w, b"x")
-                time.sleep(3)
-            finally:
-                os._exit(0)
-    os.close(w)
-    got = b""
-    while len(got) < n and (chunk := os.read(r, 16)):
-        got += chunk
-    return len(got) == n
-evidence = held_together()
-'''
+HOLD = ATTACKS["memory-together"].replace("mib=700", "mib=600") + "evidence = HELD\n"
 BURN = '''
 import os, time
 for _ in range(3):
