@@ -75,11 +75,14 @@ def run_job(job: Job) -> dict[str, Any]:
     """Execute ``job`` here and now; returns ``{"cells": ..., "probes": ...}`` as plain data."""
     os.environ.update(job.env)
     cells, ns = execute_cells(job.cells)
-    observations: dict[str, Any] = {}
-    if job.probes_source:
-        for grade_id, found in load_probes(job.probes_source, job.probes_file).items():
-            observations[grade_id] = run_probe(found, ns, job.salt)
-    return {"cells": cells, "probes": observations}
+    return {"cells": cells, "probes": run_probes(job.probes_source, job.probes_file, ns, job.salt)}
+
+
+def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int) -> dict[str, Any]:
+    """Every probe of a probe file's ``source`` on the namespace a notebook left: grade_id -> result."""
+    if not source:
+        return {}
+    return {grade_id: run_probe(found, ns, salt) for grade_id, found in load_probes(source, filename).items()}
 
 
 def main() -> None:

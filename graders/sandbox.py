@@ -117,6 +117,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.group: cgroups.Group | None = None
         self.limit_note = ""
+        self.zygote: int | None = None  # its pid as the grader sees it, once ready
 
     def start(self) -> None:
         """Start the sandbox and wait until its zygote has imported torch."""
@@ -138,29 +139,18 @@ class Worker:
 
     def wait_ready(self) -> None:
         """Block until the zygote reports it has imported what jobs need."""
-        ready = read_frame(self.proc.stdout)
+        ready = read_frame(self.proc.stdout.fileno())
         if ready is None:
             raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})")
         if self.group:
             self.group.limit(self.limits.memory_bytes, self.limits.processes)
         protect_from_oom_killer(self.proc.pid)
-
-    def zygote_pid(self) -> int | None:
-        """The zygote's pid as the grader sees it (bwrap runs it two levels down)."""
-        if self.proc is None:
-            return None
-        if not self.use_bwrap:
-            return self.proc.pid
-        try:
-            tree = psutil.Process(self.proc.pid).children(recursive=True)
-        except psutil.Error:
-            return None
-        return next((p.pid for p in tree if _is_zygote(p) and not _is_zygote(p.parent())), None)
+        self.zygote = self.proc.pid if not self.use_bwrap else find_zygote(self.proc.pid)
 
     def _watch(self) -> watchdog.Watchdog:
         proc = self.proc
         budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes)
-        measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote_pid)
+        measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote)
         return watchdog.Watchdog(budget, measure, proc.kill)
 
     def run(self, job: Job) -> JobOutcome:
@@ -175,9 +165,9 @@ class Worker:
         oom_kills = self.group.oom_kills() if self.group else 0
         watch = self._watch()
         try:
-            write_frame(self.proc.stdin, json.dumps(spec).encode())
+            write_frame(self.proc.stdin.fileno(), json.dumps(spec).encode())
             header = self._converse(json.dumps(probes).encode())
-            result = read_frame(self.proc.stdout) if header is not None else None
+            result = read_frame(self.proc.stdout.fileno()) if header is not None else None
         except (OSError, ValueError, MemoryError):
             header = result = None
         finally:
@@ -197,13 +187,13 @@ class Worker:
     def _converse(self, probes: bytes) -> dict | None:
         """Frames from the supervisor until its final header; probes go in only when it asks."""
         asked = False
-        while (frame := read_frame(self.proc.stdout)) is not None:
+        while (frame := read_frame(self.proc.stdout.fileno())) is not None:
             message = read_header(frame)
             if message is None:
                 return None
             if message.get("kind") == "probes?" and not asked:
                 asked = True
-                write_frame(self.proc.stdin, probes)
+                write_frame(self.proc.stdin.fileno(), probes)
             elif message.get("kind") == "done":
                 return message
             else:
@@ -224,6 +214,15 @@ class Worker:
             self.group.remove()
             self.group = None
 
+
+
+def find_zygote(bwrap_pid: int) -> int | None:
+    """The zygote's pid as the grader sees it (bwrap runs it two levels down)."""
+    try:
+        tree = psutil.Process(bwrap_pid).children(recursive=True)
+    except psutil.Error:
+        return None
+    return next((p.pid for p in tree if _is_zygote(p) and not _is_zygote(p.parent())), None)
 
 
 def _is_zygote(proc: psutil.Process | None) -> bool:

@@ -33,15 +33,14 @@ def group_usage(group: Group) -> Callable[[], Usage]:
     return lambda: (group.cpu_seconds(), 0)
 
 
-def tree_usage(zygote_pid: Callable[[], int | None]) -> Callable[[], Usage]:
+def tree_usage(zygote_pid: int | None) -> Callable[[], Usage]:
     """Usage summed over every descendant of the zygote (the job's processes), read from /proc."""
 
     def measure() -> Usage:
-        pid = zygote_pid()
-        if pid is None:
+        if zygote_pid is None:
             return 0.0, 0
         try:
-            children = psutil.Process(pid).children(recursive=True)
+            children = psutil.Process(zygote_pid).children(recursive=True)
         except psutil.Error:
             return 0.0, 0
         cpu, memory = 0.0, 0

@@ -25,7 +25,7 @@ import struct
 import sys
 import threading
 import time
-from typing import Any, BinaryIO
+from typing import Any
 
 from graders import jail
 
@@ -36,23 +36,6 @@ TAIL_BYTES = 4096
 CONTROL_BYTES = 1 << 20
 EXIT_NO_MORE_JOBS = 3
 MAX_FRAME = 256 << 20
-
-
-def read_frame(stream: BinaryIO) -> bytes | None:
-    """One frame, or None at end of stream."""
-    head = stream.read(8)
-    if len(head) < 8:
-        return None
-    size = struct.unpack("<Q", head)[0]
-    if size > MAX_FRAME:
-        raise ValueError(f"frame of {size} bytes: the stream is corrupt")
-    return stream.read(size)
-
-
-def write_frame(stream: BinaryIO, data: bytes) -> None:
-    """One frame, flushed."""
-    stream.write(struct.pack("<Q", len(data)) + data)
-    stream.flush()
 
 
 def read_exact(fd: int, size: int) -> bytes:
@@ -67,8 +50,8 @@ def read_exact(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def read_frame_fd(fd: int) -> bytes | None:
-    """One frame from a raw file descriptor, or None at end of stream."""
+def read_frame(fd: int) -> bytes | None:
+    """One frame from a file descriptor (unbuffered), or None at end of stream."""
     head = read_exact(fd, 8)
     if len(head) < 8:
         return None
@@ -79,9 +62,14 @@ def read_frame_fd(fd: int) -> bytes | None:
     return data if len(data) == size else None
 
 
-def write_frame_fd(fd: int, data: bytes) -> None:
-    """One frame to a raw file descriptor."""
-    view = memoryview(struct.pack("<Q", len(data)) + data)
+def write_frame(fd: int, data: bytes) -> None:
+    """One frame to a file descriptor."""
+    write_all(fd, struct.pack("<Q", len(data)) + data)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of ``data`` to a blocking file descriptor."""
+    view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
 
@@ -141,8 +129,7 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     import torch
 
     from graders import wire
-    from graders.job import Cell, execute_cells
-    from graders.probing import load_probes, run_probe
+    from graders.job import Cell, execute_cells, run_probes
 
     limits = jail.Limits(**spec["limits"])
     _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.get("keep", [])))
@@ -160,15 +147,12 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     cells, ns = execute_cells([Cell(**c) for c in spec["cells"]])
     os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
     os.close(pipes["control"])
-    probes = json.loads(read_frame_fd(pipes["probes"]) or b"{}")
-    found = load_probes(probes["source"], probes["file"]) if probes.get("source") else {}
-    observations = {g: run_probe(p, ns, int(probes["salt"])) for g, p in found.items()}
+    probes = json.loads(read_frame(pipes["probes"]) or b"{}")
+    observations = run_probes(probes.get("source", ""), probes.get("file", ""), ns, int(probes.get("salt", 0)))
     sys.stdout.flush()
     sys.stderr.flush()
     data = wire.encode({"probes": observations})
-    view = memoryview(data)
-    while view:
-        view = view[os.write(pipes["result"], view):]
+    write_all(pipes["result"], data)
     os._exit(0)
 
 
@@ -185,7 +169,7 @@ def _close_all_but(keep: set[int]) -> None:
 def _serve(out: int) -> None:
     """The zygote's child: read one job, jail itself, run the job in a grandchild, answer the grader."""
     try:
-        frame = read_frame_fd(0)
+        frame = read_frame(0)
         if frame is None:
             os._exit(EXIT_NO_MORE_JOBS)
         spec = json.loads(frame)
@@ -207,8 +191,8 @@ def _serve(out: int) -> None:
         watch = _Watch(jail.Limits(**spec["limits"]), {n: pairs[n][0] for n in ("output", "control", "result")},
                        pairs["probes"][1], lambda: _ask_for_probes(out))
         header, result = _finish(pid, watch, started)
-        write_frame_fd(out, json.dumps(header).encode())
-        write_frame_fd(out, result)
+        write_frame(out, json.dumps(header).encode())
+        write_frame(out, result)
         os._exit(0)
     except BaseException as err:  # noqa: BLE001 - the supervisor must never return into the zygote's loop
         os.write(2, f"sandbox supervisor failed: {type(err).__name__}: {err}\n".encode())
@@ -217,8 +201,8 @@ def _serve(out: int) -> None:
 
 def _ask_for_probes(out: int) -> bytes:
     """The notebook has run: ask the grader for the probes (a frame for the job's probes pipe)."""
-    write_frame_fd(out, json.dumps({"kind": "probes?"}).encode())
-    probes = read_frame_fd(0) or b"{}"
+    write_frame(out, json.dumps({"kind": "probes?"}).encode())
+    probes = read_frame(0) or b"{}"
     return struct.pack("<Q", len(probes)) + probes
 
 
@@ -347,7 +331,7 @@ def main() -> None:
     ctypes.CDLL(None).prctl(jail.PR_SET_DUMPABLE, 0, 0, 0, 0)  # jobs may not ptrace or read this process
     out = os.dup(1)
     os.dup2(2, 1)  # stray prints must not corrupt the protocol
-    write_frame_fd(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
+    write_frame(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
     while True:
         pid = os.fork()
         if pid == 0:
