@@ -10,12 +10,15 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
+from ci import copies
 from ci.notebooks import BadInput, chapter_of, is_lab, read
 
 REQUIRED_PARAMETERS = ("DEVICE", "SMOKE")
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 HIDDEN_MARKER = "### BEGIN HIDDEN TESTS"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+EXERCISE_TAG, SELF_CHECK_TAG = "exercise", "self-check"
+MIN_EXERCISES = 3
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,9 @@ def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     if nb.metadata.get("kernelspec", {}).get("name") != "python3":
         problems.append(Problem(path, None, "kernelspec must be python3 (run `labs lint --fix`)"))
     if is_lab(path):
-        problems += _lab_has_hidden_tests(path, nb) + _lab_has_probes(path, nb)
+        problems += _lab_has_hidden_tests(path, nb) + _lab_has_probes(path, nb) + _copied_solutions(path, nb)
+    else:
+        problems += _lesson_exercises(path, nb)
     return problems
 
 
@@ -142,6 +147,56 @@ def _lab_has_probes(path: Path, nb: NotebookNode) -> list[Problem]:
     return [Problem(path, i, f"graded cell {c.metadata['nbgrader'].get('grade_id')} has no probe in {probes}")
             for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
             and c.metadata["nbgrader"].get("grade_id") not in probed]
+
+
+def _tags(cell: NotebookNode) -> list[str]:
+    return cell.metadata.get("tags", []) if cell.cell_type == "code" else []
+
+
+def _lesson_exercises(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Predict, then run: enough exercise cells, each answered by the self-check cell right after it."""
+    cells = nb.cells
+    exercises = [i for i, cell in enumerate(cells) if EXERCISE_TAG in _tags(cell)]
+    problems = [Problem(path, i, f"exercise cell must be followed by a code cell tagged {SELF_CHECK_TAG!r}")
+                for i in exercises if i + 1 >= len(cells) or SELF_CHECK_TAG not in _tags(cells[i + 1])]
+    problems += [Problem(path, i, f"self-check cell must directly follow a cell tagged {EXERCISE_TAG!r}")
+                 for i, cell in enumerate(cells) if SELF_CHECK_TAG in _tags(cell)
+                 and (i == 0 or EXERCISE_TAG not in _tags(cells[i - 1]))]
+    if len(exercises) < MIN_EXERCISES:
+        problems.append(Problem(path, None, f"a lesson needs at least {MIN_EXERCISES} code cells tagged "
+                                            f"{EXERCISE_TAG!r} (it has {len(exercises)})"))
+    return problems
+
+
+def _shown_code(path: Path, nb: NotebookNode) -> list[copies.Shown]:
+    """What a student reads: the chapter's lesson code cells and every cell of the lab's release."""
+    found = []
+    for lesson in sorted(path.parent.glob("*.ipynb")):
+        if is_lab(lesson):
+            continue
+        try:
+            cells = read(lesson).cells
+        except BadInput:
+            continue  # reported when that notebook itself is linted
+        found += [copies.shown(f"{lesson.name} cell {i}", c.source) for i, c in enumerate(cells) if c.cell_type == "code"]
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            visible = copies.SOLUTION_REGION.sub("", cell.source).split(HIDDEN_MARKER)[0]
+            found.append(copies.shown(f"{path.name} cell {i} (in the release)", visible))
+    return [s for s in found if s is not None]
+
+
+def _copied_solutions(path: Path, nb: NotebookNode) -> list[Problem]:
+    """A solution that shown code already holds can be assembled by copying: flag it."""
+    problems, shown = [], None
+    for i, cell in enumerate(nb.cells):
+        if not (cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")):
+            continue
+        shown = shown if shown is not None else _shown_code(path, nb)
+        found = copies.nearest_copy(copies.solution_code(cell.source), shown)
+        if found:
+            problems.append(Problem(path, i, f"{cell.metadata['nbgrader'].get('grade_id')}: {found}"))
+    return problems
 
 
 def fix(path: Path) -> bool:

@@ -93,3 +93,51 @@ def test_missing_path_exits_2_with_one_line():
     result = labs("lint", "no/such/folder")
     assert result.returncode == 2
     assert result.stderr.strip() == "error: no/such/folder: no such file or directory"
+
+
+def test_a_solution_retyped_from_a_lesson_is_flagged():
+    lab = FIXTURES / "failing" / "copied" / "lab_copied.ipynb"
+    copied = [p for p in lint([lab]) if "near-copy" in p.message]
+    assert len(copied) == 1 and copied[0].cell == 4, copied
+    assert "standardise: solution is a near-copy of 1_lesson.ipynb cell 3" in copied[0].message
+
+
+def test_a_solution_copied_from_a_visible_test_is_flagged(tmp_path: Path):
+    def leak(nb):
+        # The visible part of a test cell carries a working reference: the release shows it.
+        nb.cells[5].source = ("def _reference(t, factor):\n    out = t.clone()\n    out.mul_(factor)\n    return out\n\n"
+                              + nb.cells[5].source)
+        nb.cells[4].source = ("def scale(t, factor):\n    ### BEGIN SOLUTION\n    result = t.clone()\n"
+                              "    result.mul_(factor)\n    return result\n    ### END SOLUTION\n")
+    messages = [p.message for p in lint([_mutated(tmp_path, leak)])]
+    assert any("scale: solution is a near-copy of lab_x.ipynb cell" in m and "(in the release)" in m for m in messages), messages
+
+
+def test_solutions_written_afresh_pass_the_copy_rule():
+    assert not [p for p in lint([FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"]) if "near-copy" in p.message]
+
+
+def test_copy_measure_ignores_layout_comments_and_short_runs():
+    from ci import copies
+
+    a = copies.normalised("def f(x):\n    # double it\n    return x * 2 + torch.ones(3)\n")
+    b = copies.normalised("def f( x ) :\n    return (x*2) + torch.ones(3)  # same\n")
+    assert a == b
+    assert copies.coverage(list("abcdef"), list("xaybzc")) == 0.0  # matches shorter than MIN_RUN are chance
+    assert copies.coverage(list("abcdef"), list("zzabcdzz")) == 4 / 6
+
+
+def test_lessons_need_three_exercises_each_followed_by_its_self_check(tmp_path: Path):
+    nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
+    assert not lint([FIXTURES / "course" / "fx_basic" / "1_passes.ipynb"])
+    checks = [i for i, c in enumerate(nb.cells) if "self-check" in c.metadata.get("tags", [])]
+    del nb.cells[checks[0]]
+    path = tmp_path / "1_lesson.ipynb"
+    nbformat.write(nb, path)
+    messages = [str(p) for p in lint([path])]
+    assert f"{path}:{checks[0] - 1}: exercise cell must be followed by a code cell tagged 'self-check'" in messages
+    nb.cells = [c for c in nb.cells if "exercise" not in c.metadata.get("tags", [])]
+    nbformat.write(nb, path)
+    messages = [str(p) for p in lint([path])]
+    assert f"{path}: a lesson needs at least 3 code cells tagged 'exercise' (it has 0)" in messages
+    assert sum("self-check cell must directly follow" in m for m in messages) == 2
