@@ -16,7 +16,7 @@ from sqlalchemy.exc import SAWarning
 
 from graders.release import build_release, sync_workspace
 from graders.sandbox import isolation_warning
-from graders.selfcheck import ChapterCheck, check_chapters
+from graders.selfcheck import ChapterCheck, Standard, check_chapters
 
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False)
@@ -52,6 +52,9 @@ def check(
         "tests/wrong_solutions"),
     build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel")] = 2,
+    min_exercises: Annotated[int, typer.Option(help="graded exercises every lab must have")] = Standard.exercises,
+    min_points: Annotated[float, typer.Option(help="points every lab must be worth")] = Standard.points,
+    min_wrong: Annotated[int, typer.Option(help="wrong solutions every exercise must have")] = Standard.wrong_per_exercise,
 ) -> None:
     """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose."""
     folders = [f for f in resolve_chapters(chapters, course_dir) if chapters or any(f.glob("lab_*.ipynb"))]
@@ -63,7 +66,8 @@ def check(
     warning = isolation_warning(True)
     if warning:
         err_console.print(warning, style="yellow", soft_wrap=True)
-    results = check_chapters(folders, build.resolve(), wrong_dir.resolve(), jobs)
+    standard = Standard(min_exercises, min_points, min_wrong)
+    results = check_chapters(folders, build.resolve(), wrong_dir.resolve(), jobs, standard)
     for result in results:
         _print_chapter(result)
     ok = all(r.ok for r in results)
@@ -84,6 +88,8 @@ def _print_chapter(result: ChapterCheck) -> None:
         verdict = "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.note}"
         table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell, verdict)
     console.print(table)
+    for line in result.shortfalls:
+        console.print(f"[red]FAIL[/] below the standard: {line}", soft_wrap=True)
 
 
 WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's folder; existing files are kept")]

@@ -1,6 +1,7 @@
 """`labs check`: a lab is sound when, graded the way `labs grade` grades (sandbox, probes, trusted
 comparison), its source earns full marks, its nbgrader release zero, and each plausible wrong
-solution loses points on its own exercise."""
+solution loses points on its own exercise; and it is big enough to measure something (a
+``Standard``: graded exercises, points, wrong solutions per exercise)."""
 
 from __future__ import annotations
 
@@ -40,17 +41,27 @@ class Verdict(ScoredCells):
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Standard:
+    """What every lab of the course must have: graded exercises, points, wrong solutions per exercise."""
+
+    exercises: int = 6
+    points: float = 30
+    wrong_per_exercise: int = 3
+
+
 @dataclass
 class ChapterCheck:
-    """All verdicts for one chapter; ``ok`` when every one holds."""
+    """All verdicts for one chapter; ``ok`` when every one holds and no lab falls short of the standard."""
 
     chapter: str
     verdicts: list[Verdict] = field(default_factory=list)
     error: str | None = None
+    shortfalls: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.error is None and bool(self.verdicts) and all(v.ok for v in self.verdicts)
+        return self.error is None and bool(self.verdicts) and all(v.ok for v in self.verdicts) and not self.shortfalls
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,23 @@ def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
         elif meta.get("grade") and cell.cell_type == "code" and current is not None:
             groups[current].append(meta["grade_id"])
     return groups
+
+
+def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> list[str]:
+    """How ``lab`` falls short of ``standard``, one line each (empty when it meets it)."""
+    groups = {solution: tests for solution, tests in exercise_tests(lab.source).items() if tests}
+    points = sum(t.points for t in lab.tests)
+    found = []
+    if len(groups) < standard.exercises:
+        found.append(f"{lab.name}: {len(groups)} graded exercises, the standard is {standard.exercises}")
+    if points < standard.points:
+        found.append(f"{lab.name}: {points:g} points, the standard is {standard.points:g}")
+    for solution in groups:
+        count = sum(grade_id == solution for grade_id, _ in wrong)
+        if count < standard.wrong_per_exercise:
+            found.append(f"{lab.name}: exercise {solution} has {count} wrong solutions, "
+                         f"the standard is {standard.wrong_per_exercise}")
+    return found
 
 
 def with_solution_replaced(source: nbformat.NotebookNode, grade_id: str, code: str) -> nbformat.NotebookNode:
@@ -134,9 +162,8 @@ def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
     return root / "release" / chapter_dir.name
 
 
-def check_lab(pool: Pool, path: Path, release: Path, wrong_dir: Path, jobs: int) -> list[Verdict]:
+def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, wrong_dir: Path, jobs: int) -> list[Verdict]:
     """Grade every version of one lab against a fresh reference run; one verdict per version."""
-    lab = load_lab(path)
     salt = secrets.randbits(62)
     reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
     todo = versions(lab, nbformat.read(release / path.name, as_version=4), wrong_solutions(wrong_dir, lab.chapter))
@@ -149,7 +176,8 @@ def check_lab(pool: Pool, path: Path, release: Path, wrong_dir: Path, jobs: int)
         return list(running.map(grade, todo))
 
 
-def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Path, jobs: int) -> ChapterCheck:
+def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Path, jobs: int,
+                  standard: Standard) -> ChapterCheck:
     """Self-check every lab of one chapter through the sandboxed grading path."""
     result = ChapterCheck(chapter_dir.name)
     paths = sorted(chapter_dir.glob("lab_*.ipynb"))
@@ -159,18 +187,21 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Pa
     try:
         release = release_of(chapter_dir, paths, build_root)
         for path in paths:
-            result.verdicts += check_lab(pool, path, release, wrong_dir, jobs)
+            lab = load_lab(path)
+            result.shortfalls += shortfalls(lab, wrong_solutions(wrong_dir, lab.chapter), standard)
+            result.verdicts += check_lab(pool, lab, path, release, wrong_dir, jobs)
     except (RuntimeError, ValueError, OSError, SyntaxError) as err:
         result.error = f"{chapter_dir.name}: {err}"
     return result
 
 
-def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int) -> list[ChapterCheck]:
+def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int,
+                   standard: Standard = Standard()) -> list[ChapterCheck]:
     """Self-check the chapters with ``jobs`` sandboxes shared by all of them."""
     labs = [load_lab(p) for folder in chapter_dirs for p in sorted(folder.glob("lab_*.ipynb")) if _probed(p)]
     pool = Pool(jobs, Limits(), 1, True, build_root / "logs", warm_modules(labs)).ready()
     try:
-        return [check_chapter(pool, folder, build_root, wrong_dir, jobs) for folder in chapter_dirs]
+        return [check_chapter(pool, folder, build_root, wrong_dir, jobs, standard) for folder in chapter_dirs]
     finally:
         pool.close()
 
