@@ -90,7 +90,7 @@ def run(
     report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = Path(
         "build/report"),
     record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
-    timings_file: Annotated[Path, typer.Option("--timings", help="recorded durations (sharding, skip guard)")] = (
+    timings_file: Annotated[Path, typer.Option("--timings", help="recorded durations (for --shard)")] = (
         timings.TIMINGS_FILE),
     html: Annotated[bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")] = False,
 ) -> None:
@@ -120,8 +120,7 @@ def run(
     ensure_tools_on_path()
     report_dir = report_dir.resolve()
     specs = [RunSpec(notebook=Path(n), output=_inside(report_dir / "notebooks", n), workdir=_inside(report_dir / "work", n),
-                     device=resolved, smoke=smoke, timeout=timeout,
-                     expected_seconds=timings.expected(recorded, n, key)) for n in names]
+                     device=resolved, smoke=smoke, timeout=timeout) for n in names]
     env = kernel_env(report_dir.parent / "cache", jobs)
     console.print(f"labs run: {len(specs)} notebooks, jobs={jobs}, device={resolved}, smoke={smoke}"
                   + (f", shard {shard}" if shard else ""))
@@ -137,7 +136,7 @@ def run(
     report_dir.mkdir(parents=True, exist_ok=True)
     report.write_json(results, report_dir / "report.json", settings)
     report.write_junit(results, report_dir / "junit.xml")
-    report.print_summary(results, console)
+    report.print_summary(results, console, resolved)
     console.print(f"report: {report_dir}/report.json, {report_dir}/junit.xml")
     if html:
         from ci.html import render_site

@@ -65,6 +65,7 @@ td.time { text-align: right; white-space: nowrap; }
 .passed { color: #2e7d32; font-weight: 600; }
 .failed, .timeout, .killed { color: #c62828; font-weight: 600; }
 .error { color: #555; font-size: 13px; white-space: pre-wrap; }
+.skipped { color: #8a6d00; font-size: 13px; }
 """
 
 _XML_PROLOG = re.compile(r"\A\s*(<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<!--.*?-->\s*)*", re.S)
@@ -198,13 +199,18 @@ def _error_line(result: NotebookResult) -> str:
     return f'<div class="error">{html.escape(lines[-1] if lines else "")}</div>'
 
 
+def _skip_lines(result: NotebookResult) -> str:
+    return "".join(f'<div class="skipped">cell {s["cell"]} skipped: {html.escape(s["why"])}</div>'
+                   for s in result.skipped)
+
+
 def _rows(pages: list[Page], prefix: str) -> str:
     rows = []
     for page in pages:
         r = page.result
         link = f'<a href="{html.escape(prefix + page.href)}">{html.escape(Path(r.notebook).name)}</a>'
         rows.append(f'<tr><td>{link}'
-                    f"<br>{html.escape(page.title)}{_error_line(r)}</td>{_status_cell(r)}"
+                    f"<br>{html.escape(page.title)}{_error_line(r)}{_skip_lines(r)}</td>{_status_cell(r)}"
                     f'<td class="time">{r.seconds:.1f} s</td></tr>')
     header = "<tr><th>notebook</th><th>status</th><th>time</th></tr>"
     return f"<table>\n{header}\n" + "\n".join(rows) + "\n</table>\n"
@@ -213,9 +219,11 @@ def _rows(pages: list[Page], prefix: str) -> str:
 def _summary(pages: list[Page]) -> str:
     failed = sum(not p.result.passed for p in pages)
     seconds = sum(p.result.seconds for p in pages)
+    skipped = sum(len(p.result.skipped) for p in pages)
     verdict = (f'<span class="failed">{failed} failed</span>' if failed
                else '<span class="passed">all passed</span>')
-    return f"<p>{len(pages)} notebooks, {verdict}, {seconds:.0f} s of execution.</p>\n"
+    skips = f', <span class="skipped">{skipped} cells skipped (they need CUDA)</span>' if skipped else ""
+    return f"<p>{len(pages)} notebooks, {verdict}{skips}, {seconds:.0f} s of execution.</p>\n"
 
 
 def _chapter_index(chapter: str, pages: list[Page]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from ci import copies
+from ci import copies, skips
 from ci.notebooks import BadInput, chapter_of, is_lab, read
 
 REQUIRED_PARAMETERS = ("DEVICE", "SMOKE")
@@ -51,7 +51,7 @@ def lint(paths: list[Path]) -> list[Problem]:
 
 def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     """The per-notebook checks: parameters cell, stripped outputs, nbgrader metadata, lab tests."""
-    problems = _parameters_cell(path, nb) + _stripped(path, nb) + _nbgrader_cells(path, nb)
+    problems = _parameters_cell(path, nb) + _stripped(path, nb) + _nbgrader_cells(path, nb) + _silent_skips(path, nb)
     if nb.metadata.get("kernelspec", {}).get("name") != "python3":
         problems.append(Problem(path, None, "kernelspec must be python3 (run `labs lint --fix`)"))
     if is_lab(path):
@@ -147,6 +147,14 @@ def _lab_has_probes(path: Path, nb: NotebookNode) -> list[Problem]:
     return [Problem(path, i, f"graded cell {c.metadata['nbgrader'].get('grade_id')} has no probe in {probes}")
             for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
             and c.metadata["nbgrader"].get("grade_id") not in probed]
+
+
+def _silent_skips(path: Path, nb: NotebookNode) -> list[Problem]:
+    """An experiment behind ``if <on CUDA>:`` runs nothing on CPU and says nothing: use cuda_only."""
+    return [Problem(path, i, f"line {line}: `if` on CUDA without an else skips silently on CPU: "
+                             "write `if cuda_only(DEVICE, \"what it shows\"):`")
+            for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            for line in skips.undeclared_branches(cell.source)]
 
 
 def _tags(cell: NotebookNode) -> list[str]:

@@ -6,7 +6,7 @@ import os
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -14,6 +14,7 @@ import papermill
 from nbclient.exceptions import DeadKernelError
 from papermill.exceptions import PapermillExecutionError
 
+from ci import skips
 from ci.kernels import WarmKernel
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -29,7 +30,6 @@ class RunSpec:
     device: str
     smoke: bool
     timeout: float
-    expected_seconds: float | None = None
 
 
 @dataclass
@@ -46,6 +46,7 @@ class NotebookResult:
     executed_cells: int = 0
     cell: int | None = None
     error: str | None = None
+    skipped: list[dict] = field(default_factory=list)  # declared skips: {"cell": i, "why": text}
 
     @property
     def passed(self) -> bool:
@@ -92,13 +93,13 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
 
 def _classify(spec: RunSpec, seconds: float, failure: tuple[int | None, str] | None, timed_out: bool,
               rss: int | None, extra: dict) -> NotebookResult:
-    code_cells, executed = _count_cells(spec.output)
+    code_cells, executed, skipped = _read_back(spec.output)
     peak = max(rss or 0, (extra.get("children_rss_kb") or 0) * 1024) or None
     result = NotebookResult(
         notebook=str(spec.notebook), status="passed", seconds=round(seconds, 3), output=str(spec.output),
         peak_rss_mb=round(peak / 2**20, 1) if peak else None,
         cuda_peak_mb=round(extra["cuda_peak_bytes"] / 2**20, 1) if extra.get("cuda_peak_bytes") else None,
-        code_cells=code_cells, executed_cells=executed,
+        code_cells=code_cells, executed_cells=executed, skipped=[s.to_dict() for s in skipped],
     )
     if timed_out:
         result.status, result.error = "timeout", f"timed out after {spec.timeout:g} s (kernel killed)"
@@ -110,10 +111,8 @@ def _classify(spec: RunSpec, seconds: float, failure: tuple[int | None, str] | N
         result.status, (result.cell, result.error) = "failed", failure
     elif executed == 0:
         result.status, result.error = "failed", "silent skip: no code cell was executed"
-    elif _implausibly_fast(seconds, spec.expected_seconds):
-        result.status = "failed"
-        result.error = (f"silent skip: finished in {seconds:.1f} s, expected about "
-                        f"{spec.expected_seconds:.1f} s (refresh with --record-timings if it really got faster)")
+    elif executed < code_cells:
+        result.status, result.error = "failed", f"silent skip: {code_cells - executed} of {code_cells} code cells not executed"
     return result
 
 
@@ -122,18 +121,16 @@ def _source_index(cell_index: int) -> int:
     return cell_index - 1 if cell_index >= 2 else cell_index
 
 
-def _implausibly_fast(seconds: float, expected: float | None) -> bool:
-    return expected is not None and expected >= 5.0 and seconds < 0.1 * expected
-
-
-def _count_cells(output: Path) -> tuple[int, int]:
+def _read_back(output: Path) -> tuple[int, int, list[skips.Skip]]:
+    """Code cells with code, how many of them ran, and the skips they declared."""
     try:
         nb = nbformat.read(output, as_version=4)
     except (OSError, ValueError):
-        return 0, 0
-    cells = [c for c in nb.cells if c.cell_type == "code" and "injected-parameters" not in c.metadata.get("tags", [])]
-    executed = [c for c in cells if c.get("execution_count") is not None and c.source.strip()]
-    return len(cells), len(executed)
+        return 0, 0, []
+    cells = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()
+             and skips.PARAMETERS_TAG not in c.metadata.get("tags", [])]
+    executed = [c for c in cells if c.get("execution_count") is not None]
+    return len(cells), len(executed), skips.declared(nb)
 
 
 def _last_started_cell(output: Path) -> int | None:

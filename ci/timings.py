@@ -23,11 +23,6 @@ def load(path: Path = TIMINGS_FILE) -> Timings:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def expected(timings: Timings, notebook: str, key: str) -> float | None:
-    """Recorded seconds for ``notebook`` in mode ``key``, if any."""
-    return timings.get(key, {}).get(notebook)
-
-
 def record(timings: Timings, key: str, durations: dict[str, float], path: Path = TIMINGS_FILE) -> None:
     """Merge ``durations`` into the mode ``key`` and write the file (sorted, for clean diffs)."""
     timings.setdefault(key, {}).update({nb: round(s, 2) for nb, s in durations.items()})
