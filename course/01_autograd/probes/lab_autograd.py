@@ -2,8 +2,9 @@
 
 The probes build tensors, functions and graphs from the draw, call the student's code on them and
 return what it produced: gradients, forward values, the gradient that reached x after a backward
-with a drawn upstream gradient, the order of graph nodes (as indices of the probe's own walk) and
-byte counts. The reference values come from running the same probe after the source notebook.
+with a drawn upstream gradient, the order of graph nodes (as indices of the probe's own walk), a
+gradient penalty and the gradients it sends to a critic, bytes saved per module of the digits CNN
+and the name of the backward node where a NaN is born. The reference values come from running the same probe after the source notebook.
 """
 
 from collections.abc import Callable
@@ -205,78 +206,169 @@ def backward_order(ns: Namespace, draw: Draw) -> list:
     return [outcome(_order_seen, ns["backward_order"], out) for out in outputs]
 
 
-def _hvp_seen(hvp: Callable, f: Callable, x: torch.Tensor, v: torch.Tensor) -> dict:
-    """hvp's result, whether it carries a graph, x, x.requires_grad and x.grad after the call, what it
-    used that the exercise rules out (.backward(), torch.func, torch.autograd.functional) and how many
-    times it ran the autograd engine (two passes; a Hessian row by row takes one per element)."""
-    before = x.detach().clone()
-    with forbidden(calls={"torch.autograd.backward": torch.autograd.backward}, modules=DIFFERENTIATING_MODULES,
-                   count={"autograd engine runs": torch.autograd.graph._engine_run_backward}) as seen:
-        got = hvp(f, x, v)
-    return {"hv": got, "result_requires_grad": bool(got.requires_grad), "result_node": type(got.grad_fn).__name__,
-            "x_change": x.detach() - before, "x_requires_grad": bool(x.requires_grad), "x_grad": x.grad,
-            "violations": seen.violations, "engine_runs": seen.ops}
+def _penalty_seen(gradient_penalty: Callable, critic: torch.nn.Module, x: torch.Tensor) -> dict:
+    """The penalty, what the call left in .grad (parameters and x), and the gradient the penalty sends
+    to each parameter (None: no path), taken with autograd.grad so nothing accumulates."""
+    params = list(critic.parameters())
+    grads_before = [None if p.grad is None else p.grad.clone() for p in params]
+    x_before, x_requires_grad = x.detach().clone(), x.requires_grad
+    with forbidden(calls={"torch.autograd.backward": torch.autograd.backward}) as seen:
+        penalty = gradient_penalty(critic, x)
+    grads_after = [None if p.grad is None else p.grad.clone() for p in params]
+    left = [after is not None if before is None else not torch.equal(before, after)
+            for before, after in zip(grads_before, grads_after, strict=True)]
+    observed = {"penalty": penalty.detach(), "shape": list(penalty.shape), "requires_grad": bool(penalty.requires_grad),
+                "grad_changed_by_call": left, "x_change": x.detach() - x_before,
+                "x_requires_grad": x.requires_grad == x_requires_grad, "x_grad": x.grad, "violations": seen.violations}
+    observed["param_grads"] = outcome(lambda: list(torch.autograd.grad(penalty, params, allow_unused=True)))
+    return observed
 
 
-@probe("test_hvp")
-def hvp(ns: Namespace, draw: Draw) -> list:
-    """hvp: H(x) v by two torch.autograd.grad passes (no .backward(), no Hessian), detached, x and x.grad untouched"""
-    a, shift = 0.5 + draw.random.random(), draw.randint(1, 3)
-    quad = draw.randn(6, 6, dtype=torch.float64)
-
-    def f_roll(t: torch.Tensor) -> torch.Tensor:
-        return (t.sin() * t.roll(shift, dims=-1)).sum() * a + (t ** 4).sum() / 4 + t.tanh().prod()
-
-    def f_quadratic(t: torch.Tensor) -> torch.Tensor:
-        return t @ quad @ t + (t.exp() * a).sum()
-
-    def f_mixed(t: torch.Tensor) -> torch.Tensor:
-        return (t.exp() * a).sum() * (t ** 2).sum() + t.cos().sum()
-
-    cases = []
-    for f, shape in [(f_roll, (6,)), (f_roll, (3, 4)), (f_quadratic, (6,)), (f_mixed, (2, 3)), (f_mixed, (5,))]:
-        x = draw.randn(*shape, dtype=torch.float64)
-        cases.append((f, x, draw.randn(*shape, dtype=torch.float64)))
-    grad_x = draw.randn(5, dtype=torch.float64).requires_grad_()
-    cases.append((f_roll, grad_x, draw.randn(5, dtype=torch.float64)))
-    with_grad = draw.randn(4, dtype=torch.float64).requires_grad_()
-    with_grad.grad = draw.randn(4, dtype=torch.float64)
-    cases.append((f_mixed, with_grad, draw.randn(4, dtype=torch.float64)))
-    return [outcome(_hvp_seen, ns["hvp"], f, x, v) for f, x, v in cases]
-
-
-def _no_grad_exp(t: torch.Tensor) -> torch.Tensor:
+def _set_params(module: torch.nn.Module, draw: Draw, scale: float) -> torch.nn.Module:
     with torch.no_grad():
-        return t.exp()
+        for p in module.parameters():
+            p.copy_(draw.randn(*p.shape) * scale)
+    return module
 
 
-@probe("test_saved_bytes")
-def saved_bytes(ns: Namespace, draw: Draw) -> list:
-    """saved_bytes: bytes of what autograd packs (measured with saved_tensors_hooks), per dtype, views, no_grad, each call from zero"""
-    fn = ns["saved_bytes"]
-
-    def leaf(n: int, dtype: torch.dtype = torch.float32, grad: bool = True) -> torch.Tensor:
-        return draw.randn(n).to(dtype).requires_grad_(grad)
-
-    rows, inner, cols = draw.randint(2, 9), draw.randint(2, 9), draw.randint(2, 9)
-    x = leaf(draw.randint(20, 200))
-    step, half = draw.randint(2, 5), draw.randint(3, 10)
-    calls = [
-        (lambda t: t.exp(), x), (lambda t: t.sin(), leaf(draw.randint(5, 50), torch.float64)),
-        (lambda t: t.exp(), leaf(draw.randint(5, 50), torch.float16)), (lambda t: t * t, x),
-        (lambda p, q: p @ q, draw.randn(rows, inner).requires_grad_(), draw.randn(inner, cols).requires_grad_()),
-        (lambda p, q: p @ q, draw.randn(rows, inner), draw.randn(inner, cols).requires_grad_()),
-        (lambda t: t + 1, x), (lambda t: t.sin(), leaf(draw.randint(5, 50), grad=False)), (_no_grad_exp, x),
-        (lambda t: t[::step].sin(), x), (lambda t: t[step:].sin(), x),
-        (lambda t: t[:half] * t[half:2 * half], x), (lambda t: t.tanh().sigmoid(), x),
-        (lambda t: t.exp(), x), (lambda t: t.exp(), x),
+@probe("test_gradient_penalty", rtol=1e-4, atol=1e-6)
+def gradient_penalty(ns: Namespace, draw: Draw) -> list:
+    """gradient_penalty: per-sample input-gradient norms over all of a sample's elements, (norm - 1)^2 averaged,
+    differentiable w.r.t. the parameters, no .grad written; (N, 1) and (N,) scores, 2-D and image inputs, N = 1"""
+    nn = torch.nn
+    fn = ns["gradient_penalty"]
+    d, hidden = draw.randint(2, 6), draw.randint(3, 8)
+    mlp = _set_params(nn.Sequential(nn.Linear(d, hidden), nn.Tanh(), nn.Linear(hidden, 1)), draw, 0.7)
+    flat_scores = _set_params(nn.Sequential(nn.Linear(d, hidden), nn.Softplus(), nn.Linear(hidden, 1), nn.Flatten(0)),
+                              draw, 0.7)
+    channels = draw.randint(2, 4)
+    conv = _set_params(nn.Sequential(nn.Conv2d(1, channels, 3, padding=1), nn.Tanh(), nn.Flatten(),
+                                     nn.Linear(channels * 64, 1)), draw, 0.3)
+    conv_flat = nn.Sequential(conv, nn.Flatten(0))
+    wide = _set_params(nn.Sequential(nn.Linear(d, hidden), nn.Tanh(), nn.Linear(hidden, 1)), draw, 3.0)
+    cases = [
+        (mlp, draw.randn(draw.randint(3, 8), d)),
+        (flat_scores, draw.randn(draw.randint(3, 8), d)),
+        (conv, draw.randn(draw.randint(2, 5), 1, 8, 8)),
+        (conv_flat, draw.randn(draw.randint(2, 5), 1, 8, 8)),
+        (mlp, draw.randn(1, d)),
+        (wide, draw.randn(draw.randint(3, 8), d) * 2),
+        (flat_scores, draw.randn(draw.randint(3, 8), d).requires_grad_()),
+        (mlp, draw.randn(draw.randint(3, 8), d, dtype=torch.float64)),
     ]
-    return [_measured_with_hooks(fn, call) for call in calls]
+    observations = []
+    for i, (critic, x) in enumerate(cases):
+        critic = critic.double() if x.dtype == torch.float64 else critic.float()
+        critic.zero_grad(set_to_none=True)
+        if i % 2:  # parameters that already hold a gradient
+            for p in critic.parameters():
+                p.grad = draw.randn(*p.shape).to(p.dtype)
+        observations.append(outcome(_penalty_seen, fn, critic, x))
+    return observations
 
 
-def _measured_with_hooks(saved_bytes: Callable, call: tuple) -> dict:
-    """saved_bytes' count for one call, and whether it installed saved-tensor hooks to measure it
-    (the exercise says how: ``torch.autograd.graph.saved_tensors_hooks``, or a subclass of it)."""
+def _by_module_seen(saved_bytes_by_module: Callable, model: torch.nn.Module, x: torch.Tensor,
+                    no_grad: bool = False) -> dict:
+    """The dict (twice in a row), whether it measured with saved-tensor hooks, and hooks left behind."""
     with forbidden(count={"hooks": torch._C._autograd._push_saved_tensors_default_hooks}) as seen:
-        got = outcome(saved_bytes, *call)
-    return {"bytes": got, "used_saved_tensors_hooks": bool(seen.ops)}
+        with torch.set_grad_enabled(not no_grad):
+            first = outcome(saved_bytes_by_module, model, x)
+            second = outcome(saved_bytes_by_module, model, x)
+    left = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+    return {"first": first, "second": second, "used_saved_tensors_hooks": bool(seen.ops), "hooks_left": left}
+
+
+class _OpsOutsideLeaves(torch.nn.Module):
+    """A non-leaf module whose own forward runs ops that save tensors (charged to no leaf)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x).sin() * x
+
+
+@probe("test_saved_bytes_by_module")
+def saved_bytes_by_module(ns: Namespace, draw: Draw) -> list:
+    """saved_bytes_by_module: bytes packed per leaf module of the digits CNN (widths, float64, frozen features,
+    no_grad, a shared module, a leaf model, ops outside any leaf), measured with saved_tensors_hooks, hooks removed, twice in a row"""
+    from labutils import digits
+
+    nn = torch.nn
+    fn = ns["saved_bytes_by_module"]
+    images = digits.load(seed=draw.randint(0, 3)).test.x
+    start = draw.randint(0, 200)
+
+    def batch(n: int) -> torch.Tensor:
+        return images[start:start + n].clone()
+
+    torch.manual_seed(draw.randint(0, 10_000))
+    default = digits.DigitsCNN()
+    narrow = digits.DigitsCNN(channels=draw.randint(2, 8), hidden=draw.randint(8, 40))
+    frozen = digits.DigitsCNN(channels=draw.randint(4, 12))
+    frozen.features.requires_grad_(False)
+    act = draw.choice([nn.Tanh(), nn.Sigmoid(), nn.ReLU()])
+    width = draw.randint(3, 7)
+    shared = nn.Sequential(nn.Linear(width, width), act, nn.Linear(width, width), act)
+    leaf = nn.Linear(width, draw.randint(2, 5))
+    return [
+        _by_module_seen(fn, default, batch(draw.randint(4, 32))),
+        _by_module_seen(fn, narrow, batch(draw.randint(1, 8))),
+        _by_module_seen(fn, digits.DigitsCNN(channels=draw.randint(2, 6)).double(), batch(3).double()),
+        _by_module_seen(fn, frozen, batch(draw.randint(2, 9))),
+        _by_module_seen(fn, default, batch(5), no_grad=True),
+        _by_module_seen(fn, shared, draw.randn(draw.randint(2, 6), width)),
+        _by_module_seen(fn, leaf, draw.randn(draw.randint(2, 6), width)),
+        _by_module_seen(fn, leaf, draw.randn(draw.randint(2, 6), width).requires_grad_()),
+        _by_module_seen(fn, default, batch(draw.randint(2, 6)).requires_grad_()),
+        _by_module_seen(fn, nn.Sequential(_OpsOutsideLeaves(width), nn.Linear(width, 2)), draw.randn(3, width)),
+    ]
+
+
+def _where(op: Callable) -> Callable:
+    """A loss whose forward is finite: op(t) where t > 0, 0 elsewhere (the NaN is masked, not removed)."""
+    return lambda t: torch.where(t > 0, op(t), 0.0).sum()
+
+
+def _nan_seen(nan_node: Callable, loss_fn: Callable, x: torch.Tensor) -> dict:
+    """nan_node's answer, and x (values, grad, requires_grad) and anomaly mode after the call."""
+    before, requires_grad = x.detach().clone(), x.requires_grad
+    answer = outcome(nan_node, loss_fn, x)
+    anomaly = torch.is_anomaly_enabled()
+    torch.autograd.set_detect_anomaly(False)
+    return {"node": answer, "x_change": x.detach() - before, "x_grad": x.grad,
+            "requires_grad_kept": x.requires_grad == requires_grad, "anomaly_left_on": anomaly}
+
+
+@probe("test_nan_node")
+def nan_node(ns: Namespace, draw: Draw) -> list:
+    """nan_node: the first backward node returning NaN (sqrt, log, pow, reciprocal, acos, chained sources),
+    None when every gradient is finite; x, x.grad, requires_grad and anomaly mode left as found"""
+    fn = ns["nan_node"]
+    k = draw.randint(2, 5)
+
+    def mixed(n: int, dtype: torch.dtype) -> torch.Tensor:
+        """n values, some <= 0 (the masked ones), the rest positive; one exact zero."""
+        t = draw.randn(n, dtype=dtype) * k
+        t[draw.randint(0, n - 1)] = 0.0
+        t[draw.randint(0, n - 1)] = -abs(float(t[0])) - 1
+        return t
+
+    f64, f32 = torch.float64, torch.float32
+    n = draw.randint(3, 8)
+    cases = [
+        (_where(torch.sqrt), mixed(n, f32)),
+        (_where(torch.log), mixed(n, f64)),
+        (lambda t: torch.where(t != 0, 1 / t, 0.0).sum(), mixed(n, f32)),
+        (lambda t: (t.pow(draw.choice([0.5, 0.25, 0.75])) * 0).sum(), torch.zeros(n, dtype=f64)),
+        (lambda t: torch.where(t.abs() < 1, t.acos(), 0.0).sum(), torch.rand(n, generator=draw.gen) * 4 - 2),
+        (lambda t: torch.where(t > 0, (t.sqrt() + k).log(), 0.0).sum(), mixed(n, f64)),
+        (lambda t: torch.where(t > 0, torch.where(t > 1, t.log(), 0.0).sqrt(), 0.0).sum(),
+         torch.tensor([-1.0, 0.5, 2.0 + k])),
+        (lambda t: torch.where(t > 0, t.sqrt(), 0.0).sum() * k, (draw.randn(n).abs() + 0.1).requires_grad_()),
+        (lambda t: (t.sin() * t).sum() + t.pow(2).mean(), draw.randn(n, dtype=f64)),
+        (lambda t: torch.where(t > 0, t.sqrt(), 0.0).sum(), mixed(n, f32).requires_grad_()),
+        (lambda t: (t.exp() * k).sum().log(), draw.randn(n)),
+    ]
+    return [_nan_seen(fn, loss_fn, x) for loss_fn, x in cases]

@@ -1,0 +1,6 @@
+# Wrong: the input gradient is taken without create_graph, so the penalty cannot train the critic.
+def gradient_penalty(critic, x):
+    """mean_i (||d critic(x)_i / d x_i||_2 - 1)^2, differentiable w.r.t. the critic's parameters."""
+    inputs = x.detach().requires_grad_()
+    (g,) = torch.autograd.grad(critic(inputs).sum(), inputs)
+    return ((g.flatten(start_dim=1).norm(dim=1) - 1) ** 2).mean()
