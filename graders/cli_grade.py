@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 import warnings
@@ -98,6 +99,16 @@ def _collect(root: Path, chapters: dict[str, set[str]]) -> Collected:
     raise AssertionError("unreachable")
 
 
+SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
+SIZE_UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+
+def parse_size(text: str) -> int | None:
+    """Bytes of a size as users type it (``2G``, ``512M``, ``1.5GiB``, ``4096`` = MiB); None if it is not one."""
+    found = SIZE.match(text)
+    return int(float(found[1]) * SIZE_UNITS[found[2].lower()]) if found else None
+
+
 def grade(
     submissions: Annotated[Path, typer.Argument(help="folder <student>/<chapter>/<lab>.ipynb, or a zip of one")],
     chapter: Annotated[list[str] | None, typer.Option("--chapter", help="chapters to grade (default: all)")] = None,
@@ -106,7 +117,7 @@ def grade(
     db: DbOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)")] = 0,
     timeout: Annotated[float, typer.Option(help="wall-clock seconds per submission")] = 300,
-    memory: Annotated[int, typer.Option(help="MiB of memory per submission")] = 4096,
+    memory: Annotated[str, typer.Option(help="memory per submission: 4G, 512M, 1.5GiB (a bare number is MiB)")] = "4G",
     shard: Annotated[str | None, typer.Option(help="i/n: grade every n-th student, starting at the i-th")] = None,
     report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
 ) -> None:
@@ -117,14 +128,17 @@ def grade(
     folders = resolve_chapters(chapter, course_dir)
     folders = [f for f in folders if any(f.glob("lab_*.ipynb"))]
     index, count = parse_shard(shard)
-    if jobs < 0 or timeout <= 0 or memory <= 0:
+    memory_bytes = parse_size(memory)
+    if memory_bytes is None:
+        _fail(f"--memory: {memory!r} is not a size (write 4G, 512M or a number of MiB)")
+    if jobs < 0 or timeout <= 0 or memory_bytes <= 0:
         _fail("--jobs, --timeout and --memory must be positive")
     labs, lab_paths = load_labs(folders)
     url = db_url_for(root, db)
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
         found = gather(submissions, {c: {f"{p.stem}.ipynb" for p in ps} for c, ps in lab_paths.items()}, Path(scratch))
         subs = in_shard(found.submissions, index, count)
-        batch = _run(labs, subs, jobs or os.cpu_count() or 1, Limits(wall_seconds=timeout, memory_bytes=memory << 20),
+        batch = _run(labs, subs, jobs or os.cpu_count() or 1, Limits(wall_seconds=timeout, memory_bytes=memory_bytes),
                      root.resolve(), lambda: _gradebook_ready(root.resolve(), url, labs, lab_paths))
     keep_books(root.resolve(), url, labs, batch, subs)
     out = report or root / "reports"

@@ -40,3 +40,12 @@ def test_cuda_without_cuda():
     result = labs("run", str(FIXTURES / "course"), "--device", "cuda")
     assert result.returncode == 2
     assert "CUDA is not available" in result.stderr.strip()
+
+
+def test_memory_sizes_are_read_as_users_type_them():
+    from graders.cli_grade import parse_size
+
+    assert parse_size("2G") == parse_size("2GiB") == parse_size("2 gb") == 2 * 2**30
+    assert parse_size("512M") == 512 * 2**20 and parse_size("4096") == 4 * 2**30
+    assert parse_size("1.5g") == 3 * 2**29
+    assert parse_size("lots") is None and parse_size("2X") is None and parse_size("-1G") is None
