@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
+import socket
+import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -130,6 +134,38 @@ def lab(
             '--ServerApp.jpserver_extensions={"nbgrader.server_extensions.formgrader": False}']
     if os.getuid() == 0:  # containers and CI runners often run as root
         args.append("--ServerApp.allow_root=True")
-    console.print(f"JupyterLab: http://127.0.0.1:{port}/lab?token={token}")
-    sys.stdout.flush()
-    os.execv(sys.executable, args)
+    env = os.environ | {"JUPYTER_CONFIG_PATH": os.pathsep.join(
+        filter(None, [str(_student_page_config(build.resolve())), os.environ.get("JUPYTER_CONFIG_PATH")]))}
+    server = subprocess.Popen(args, env=env)
+    try:
+        if _listening(server, port):
+            console.print(f"JupyterLab: http://127.0.0.1:{port}/lab?token={token}")
+        raise typer.Exit(server.wait())
+    except KeyboardInterrupt:  # Ctrl-C reached the server too: let it shut down cleanly
+        raise typer.Exit(server.wait()) from None
+
+
+# What a student's JupyterLab leaves out: nbgrader's instructor panels and JupyterLab's news prompt.
+STUDENT_DISABLED_PLUGINS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
+                            "@jupyter/nbgrader:course-list", "@jupyterlab/apputils-extension:announcements"]
+
+
+def _student_page_config(build: Path) -> Path:
+    """A Jupyter config folder whose labconfig disables the instructor's plugins (on JUPYTER_CONFIG_PATH)."""
+    folder = build / "student-jupyter-config"
+    (folder / "labconfig").mkdir(parents=True, exist_ok=True)
+    page = {"disabledExtensions": dict.fromkeys(STUDENT_DISABLED_PLUGINS, True)}
+    (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2), encoding="utf-8")
+    return folder
+
+
+def _listening(server: subprocess.Popen, port: int, timeout: float = 120) -> bool:
+    """Wait until the server accepts connections on ``port`` (False if it exited or never did)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.2)
+    return False
