@@ -88,7 +88,7 @@ def normalized_mlp(ns: Namespace, draw: Draw) -> list:
     return [_mlp_case(ns, draw) for _ in range(4)]
 
 
-def _epoch_case(ns: Namespace, draw: Draw) -> dict:
+def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
     """One epoch on a drawn model, data and optimizer, starting in eval mode with stale gradients."""
     n_in, n_classes = draw.randint(3, 8), draw.randint(2, 4)
     batch_size = draw.randint(4, 9)
@@ -105,15 +105,20 @@ def _epoch_case(ns: Namespace, draw: Draw) -> dict:
         opt = torch.optim.Adam(model.parameters(), lr=lr)
     else:
         opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9 if kind == "momentum" else 0.0)
+    # max_norm: none, tiny (every step clipped) or huge (no step clipped: the branch left alone)
+    max_norm = {"none": None, "small": draw.choice([0.05, 0.1, 0.3]), "large": 1e6}[clip]
     torch.manual_seed(draw.randint(0, 2**31))  # dropout masks: the same in both runs
-    loss = ns["train_one_epoch"](model, batches, F.cross_entropy, opt)
+    if max_norm is None and draw.randint(0, 1):
+        loss = ns["train_one_epoch"](model, batches, F.cross_entropy, opt)
+    else:
+        loss = ns["train_one_epoch"](model, batches, F.cross_entropy, opt, max_norm)
     return {"loss": loss, "training": bool(model.training), "parameters": [p.detach() for p in model.parameters()]}
 
 
 @probe("test_train_one_epoch", rtol=1e-5, atol=1e-6)
 def train_one_epoch(ns: Namespace, draw: Draw) -> list:
-    """train_one_epoch: training mode, gradients cleared before each step, per-sample mean loss"""
-    return [_epoch_case(ns, draw) for _ in range(4)]
+    """train_one_epoch: training mode, gradients cleared before each step, total-norm clipping (none, clipped, unclipped), per-sample mean loss"""
+    return [_epoch_case(ns, draw, clip) for clip in ("none", "small", "large", "none", "small")]
 
 
 def _lr_case(ns: Namespace, draw: Draw) -> list:
@@ -148,25 +153,17 @@ def _seed_all(seed: int) -> None:
     np.random.seed(seed % 2**32)
 
 
-def _build(seed: int, sizes: tuple[int, int]) -> tuple:
-    """Model with dropout, AdamW and StepLR, initialised from ``seed``."""
-    torch.manual_seed(seed)
-    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Dropout(0.25), nn.Linear(sizes[1], 2))
+def _resumable_run(draw: Draw, data: tuple, batch_size: int, init_seed: int, loader_seed: int) -> tuple:
+    """Model with dropout, AdamW, a per-step StepLR and a shuffling loader with its own generator."""
+    n_in, hidden = data[0].shape[1], data[2]
+    torch.manual_seed(init_seed)
+    model = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Dropout(0.25), nn.Linear(hidden, 3))
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
-    return model, opt, sched
-
-
-def _train(model: nn.Module, opt: torch.optim.Optimizer, sched: object, epochs: int, n_in: int) -> None:
-    """A few steps per epoch drawing from torch's, Python's and NumPy's global generators."""
-    model.train()
-    for _ in range(epochs):
-        for _ in range(2):
-            x = torch.randn(8, n_in) * random.uniform(0.5, 1.5) + torch.from_numpy(np.random.rand(8, n_in)).float()
-            opt.zero_grad()
-            model(x).pow(2).mean().backward()
-            opt.step()
-        sched.step()
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=draw.randint(2, 4), gamma=0.7)
+    dataset = torch.utils.data.TensorDataset(data[0], data[1])
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
+                                         generator=torch.Generator().manual_seed(loader_seed))
+    return model, opt, sched, loader
 
 
 def _load_safely(path: Path) -> None:
@@ -174,39 +171,48 @@ def _load_safely(path: Path) -> None:
     torch.load(path, weights_only=True)
 
 
-def _resume_case(ns: Namespace, draw: Draw, folder: Path) -> dict:
-    """Train, save, scramble the RNGs, rebuild, load, keep training: the state reached."""
-    sizes = (draw.randint(3, 7), draw.randint(8, 20))
-    stop, total = draw.randint(1, 3), draw.randint(4, 5)
-    _seed_all(draw.randint(0, 2**31))
-    first = _build(draw.randint(0, 1000), sizes)
-    _train(*first, stop, sizes[0])
-    path = folder / f"ckpt{draw.randint(0, 10**6)}.pt"
-    ns["save_checkpoint"](path, *first, epoch=stop)
-    _seed_all(draw.randint(0, 2**31))  # a new process: other RNG states, other initial weights
-    resumed = _build(draw.randint(1001, 2000), sizes)
-    epoch = ns["load_checkpoint"](path, *resumed)
-    rngs = [torch.rand(3), random.random(), float(np.random.rand())]
-    _seed_all(draw.randint(0, 2**31))
-    again = _build(draw.randint(1001, 2000), sizes)
-    ns["load_checkpoint"](path, *again)
-    _train(*again, total - stop, sizes[0])
-    state = again[1].state_dict()["state"]
-    return {
-        "epoch": epoch,
-        "rngs_after_load": rngs,
-        "weights_only_load": outcome(_load_safely, path),
-        "parameters": [p.detach() for p in again[0].parameters()],
-        "last_lr": [float(v) for v in again[2].get_last_lr()],
-        "exp_avg": [state[k]["exp_avg"] for k in sorted(state)],
-    }
+def _final_state(run: tuple) -> dict:
+    """Weights, AdamW's first moments and the learning rate a run ended with."""
+    state = run[1].state_dict()["state"]
+    return {"parameters": [p.detach().clone() for p in run[0].parameters()],
+            "exp_avg": [state[k]["exp_avg"].clone() for k in sorted(state)],
+            "last_lr": [float(v) for v in run[2].get_last_lr()]}
+
+
+def _resume_case(ns: Namespace, draw: Draw, folder: Path, where: str) -> dict:
+    """Uninterrupted vs stopped at ``where`` (mid-epoch, epoch end, first step, last epoch) and resumed."""
+    batch_size = draw.randint(4, 8)
+    n = batch_size * draw.randint(3, 5) + draw.randint(1, batch_size - 1)  # a smaller last batch
+    per_epoch = -(-n // batch_size)
+    total = per_epoch * draw.randint(2, 3) + draw.randint(1, per_epoch - 1)
+    stop = {"mid": per_epoch * draw.randint(0, 1) + draw.randint(2, per_epoch - 1),
+            "epoch_end": per_epoch * draw.randint(1, 2), "first": 1,
+            "last_epoch": total - draw.randint(1, 2)}[where]
+    data = (draw.randn(n, draw.randint(3, 6)), torch.randint(0, 3, (n,), generator=draw.gen), draw.randint(8, 16))
+    init, loader_seed, seed = draw.randint(0, 1000), draw.randint(0, 1000), draw.randint(0, 2**31)
+    tag = draw.randint(0, 10**9)
+    _seed_all(seed)
+    straight = _resumable_run(draw, data, batch_size, init, loader_seed)
+    ns["train_resumable"](*straight, total, folder / f"never{tag}.pt")
+    obs: dict = {"straight": _final_state(straight), "stop": stop, "total": total}
+    _seed_all(seed)
+    first = _resumable_run(draw, data, batch_size, init, loader_seed)
+    path = folder / f"ckpt{tag}.pt"
+    ns["train_resumable"](*first, total, path, stop_at=stop)
+    obs["at_stop"] = _final_state(first)
+    obs["weights_only_load"] = outcome(_load_safely, path)
+    _seed_all(draw.randint(0, 2**31))  # a new process: other RNG states, weights and loader seed
+    resumed = _resumable_run(draw, data, batch_size, draw.randint(1001, 2000), draw.randint(1001, 2000))
+    obs["resume"] = outcome(ns["train_resumable"], *resumed, total, path)
+    obs["resumed"] = _final_state(resumed)
+    return obs
 
 
 @probe("test_checkpoint")
 def checkpoint(ns: Namespace, draw: Draw) -> list:
-    """save/load_checkpoint: resuming restores model, optimizer, scheduler, epoch and all RNG states"""
+    """train_resumable: stopping mid-epoch, at an epoch's end, after step 1 or in the last epoch, then resuming, ends bitwise like one run"""
     with tempfile.TemporaryDirectory() as tmp:
-        return [_resume_case(ns, draw, Path(tmp)) for _ in range(3)]
+        return [_resume_case(ns, draw, Path(tmp), where) for where in ("mid", "epoch_end", "first", "last_epoch", "mid")]
 
 
 class _Augmented(torch.utils.data.Dataset):
@@ -241,13 +247,21 @@ def make_loader(ns: Namespace, draw: Draw) -> list:
     return cases
 
 
-def _accumulate_case(ns: Namespace, draw: Draw) -> dict:
-    """Gradients left by accumulate_gradients and the batch sizes the model saw."""
+def _accumulate_case(ns: Namespace, draw: Draw, shape: str) -> dict:
+    """Gradients and loss left by accumulate_gradients, and the batch sizes the model and its layers saw."""
     n_in, n_classes = draw.randint(2, 6), draw.randint(2, 4)
     model = _small_mlp(draw, n_in, n_classes, dropout=0.0)
-    micro = draw.choice([1, 2, 3, 4, 6])
-    n = micro * draw.randint(1, 6)
+    size = draw.randint(2, 6)
+    n = {"uneven": size * draw.randint(1, 4) + draw.randint(1, size - 1), "even": size * draw.randint(2, 4),
+         "one": draw.randint(1, size), "singles": draw.randint(3, 7)}[shape]
+    if shape == "singles":
+        size = 1
     x, y = draw.randn(n, n_in), torch.randint(0, n_classes, (n,), generator=draw.gen)
+    unlabelled = torch.rand(n, generator=draw.gen) < 0.35
+    if shape in ("uneven", "even") and n >= 2 * size:
+        unlabelled[:size] = True  # a whole micro-batch without a label
+    unlabelled[draw.randint(0, n - 1)] = False  # at least one labelled sample
+    y[unlabelled] = -100
     for p in model.parameters():
         p.grad = draw.randn(*p.shape) * 5  # stale gradients
     sizes: list = []
@@ -257,14 +271,117 @@ def _accumulate_case(ns: Namespace, draw: Draw) -> dict:
         hooks.append(layer.register_forward_pre_hook(
             lambda mod, args, index=index: layer_sizes.append((index, len(args[0])))))
     try:
-        result = ns["accumulate_gradients"](model, F.cross_entropy, x, y, micro)
+        result = outcome(ns["accumulate_gradients"], model, x, y, size)
     finally:
         for hook in hooks:
             hook.remove()
     return {"returned": result, "sizes": sizes, "layer_sizes": layer_sizes, "grads": [p.grad for p in model.parameters()]}
 
 
-@probe("test_accumulate_gradients")
+@probe("test_accumulate_gradients", rtol=1e-5, atol=1e-6)
 def accumulate_gradients(ns: Namespace, draw: Draw) -> list:
-    """accumulate_gradients: the full-batch gradient in .grad, micro-batch sizes (of every layer), stale gradients ignored"""
-    return [_accumulate_case(ns, draw) for _ in range(6)]
+    """accumulate_gradients: full-batch gradient and loss with unlabelled samples, uneven/even/single micro-batches, stale gradients ignored"""
+    return [_accumulate_case(ns, draw, shape) for shape in ("uneven", "uneven", "even", "one", "singles", "uneven")]
+
+
+class _Unbatched:
+    """An iterable of no batch at all (an empty loader)."""
+
+    def __iter__(self):  # noqa: ANN204 - a plain iterator
+        return iter(())
+
+
+def _evaluate_case(ns: Namespace, draw: Draw, splits: object, start_training: bool, workers: int) -> dict:
+    """evaluate on a DigitsCNN with drawn weights over a drawn part of a digits split."""
+    from labutils import digits
+
+    torch.manual_seed(draw.randint(0, 2**31))
+    model = digits.DigitsCNN()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(draw.choice([1.0, 2.0, 3.0]))  # other weights, other confusions
+    split = draw.choice([splits.val, splits.test])
+    count = draw.randint(40, len(split))
+    pick = torch.randperm(len(split), generator=draw.gen)[:count]
+    dataset = torch.utils.data.TensorDataset(split.x[pick], split.y[pick])
+    batch_size = draw.randint(7, 64)
+    if count % batch_size == 0:
+        batch_size += 1  # a smaller last batch
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=workers)
+    model.train(start_training)
+    modes: list = []
+    hook = model.register_forward_pre_hook(lambda mod, args: modes.append((bool(mod.training), torch.is_grad_enabled())))
+    try:
+        result = outcome(ns["evaluate"], model, loader)
+    finally:
+        hook.remove()
+    return {"result": result, "forward_modes": sorted(set(modes)), "training_after": bool(model.training),
+            "grad_enabled_after": torch.is_grad_enabled()}
+
+
+@probe("test_evaluate", rtol=1e-6, atol=1e-9)
+def evaluate(ns: Namespace, draw: Draw) -> list:
+    """evaluate on DigitsCNN and the digits data: accuracy, confusion [truth, prediction], eval + no autograd, mode restored, workers 0 and 2, empty loader"""
+    from labutils import digits
+
+    splits = digits.load(seed=draw.randint(0, 3))
+    cases = [_evaluate_case(ns, draw, splits, training, workers)
+             for training, workers in ((True, 0), (False, 0), (True, 2), (False, 0))]
+    model = digits.DigitsCNN()
+    cases.append({"empty": outcome(ns["evaluate"], model, _Unbatched()), "classes": 10})
+    return cases
+
+
+_BUGGY = {
+    "ok": [("", "train", "zero_first", "logits"), ("", "train", "model_zero", "logits"),
+           ("", "train", "zero_both", "logits")],
+    "no_zero_grad": [("", "train", "never", "logits"), ("", "train", "once", "logits")],
+    "eval_mode": [("", "eval", "zero_first", "logits"), ("", "eval_then_train", "zero_first", "logits"),
+                  ("", "train_false", "model_zero", "logits")],
+    "softmax_loss": [("", "train", "zero_first", "softmax"), ("", "train", "model_zero", "module_softmax")],
+}
+
+
+def _training_epoch(spec: tuple) -> object:
+    """One way of writing an epoch, with at most one bug, made from ``spec`` (no readable source)."""
+    _, mode, zero, loss_kind = spec
+    criterion = nn.CrossEntropyLoss()
+
+    def epoch(model, batches, optimizer):  # noqa: ANN001, ANN202 - the student's diagnose calls it
+        if mode == "eval" or mode == "eval_then_train":
+            model.eval()
+        elif mode == "train_false":
+            model.train(False)
+        else:
+            model.train()
+        if zero == "once":
+            optimizer.zero_grad()
+        for x, y in batches:
+            if zero in ("zero_first", "zero_both"):
+                optimizer.zero_grad()
+            elif zero == "model_zero":
+                model.zero_grad(set_to_none=False)
+            logits = model(x)
+            if loss_kind == "softmax":
+                loss = F.cross_entropy(logits.softmax(dim=-1), y)
+            elif loss_kind == "module_softmax":
+                loss = criterion(nn.Softmax(dim=1)(logits), y)
+            else:
+                loss = criterion(logits, y)
+            loss.backward()
+            optimizer.step()
+            if zero == "zero_both":
+                optimizer.zero_grad()
+        if mode == "eval_then_train":
+            model.train()
+
+    epoch.__qualname__ = epoch.__name__ = "train_epoch"
+    return epoch
+
+
+@probe("test_diagnose")
+def diagnose(ns: Namespace, draw: Draw) -> list:
+    """diagnose: the label of every drawn training epoch (each way of writing no bug, a missing zero_grad, eval mode, softmax into cross_entropy)"""
+    specs = [(label, spec) for label, options in _BUGGY.items() for spec in options]
+    draw.random.shuffle(specs)
+    return [outcome(ns["diagnose"], _training_epoch(spec)) for _, spec in specs]
