@@ -247,6 +247,7 @@ def _overlap_pairs(draw: Draw) -> list[tuple[torch.Tensor, torch.Tensor]]:
     arr = np.arange(draw.randint(10, 30), dtype=np.float32)
     j = draw.randint(1, arr.shape[0] - 2)
     byte = draw.randint(0, 3)
+    inner = draw.randint(1, 3)  # a byte strictly inside a float32 element (not its first byte)
     m_bytes = m.view(torch.uint8).view(-1)
     pairs = [
         (m[:, :c], m[:, c:]), (m[:r], m[r:]), (m[:r + 1], m[r:, c:]),
@@ -254,6 +255,7 @@ def _overlap_pairs(draw: Draw) -> list[tuple[torch.Tensor, torch.Tensor]]:
         (flat[:k], flat[k:]), (flat[:k + 1], flat[k:]), (flat[::2], flat[1::2]), (flat, flat.clone()),
         (m[:, :1].expand(rows, cols - 1), m[:, 1:]), (m[0, :1].expand(3, 3), m[:, 0]),
         (m[0], m_bytes[4 * (c - 1) + byte:4 * (c - 1) + byte + 1]),
+        (m[0], m_bytes[4 * (c - 1) + inner:4 * (c - 1) + inner + 1]), (m[1], m_bytes[4 * cols + inner:4 * cols + 4]),
         (m[1], m_bytes[4 * (cols - 1):4 * cols]), (m[1], m_bytes[4 * cols + byte:4 * cols + 4]),
         (m[1], m_bytes[4 * cols - 1 - byte:4 * cols - byte]),
         (m[0, :0], m[0]), (m[r, c], m[r - 1:, c]), (m[r, c], m[:r, c]),
@@ -269,3 +271,87 @@ def _overlap_pairs(draw: Draw) -> list[tuple[torch.Tensor, torch.Tensor]]:
 def overlaps(ns: Namespace, draw: Draw) -> list:
     """overlaps on disjoint, interleaved, touching, expanded and byte-level views"""
     return [outcome(ns["overlaps"], a, b) for a, b in _overlap_pairs(draw)]
+
+
+# Exercise 7: im2col of the digits images. However the patches are reached through unfold/im2col
+# (Tensor.unfold, F.unfold, torch.ops.aten.im2col), they run one of these ops, which the reference never does.
+PATCH_OPS = WINDOW_OPS + ["aten.im2col", "aten.col2im"]
+
+
+def _digits_batches(draw: Draw) -> list[tuple[torch.Tensor, int]]:
+    """Batches of real digits images: contiguous, every other image (an offset), a crop (offset and
+    gaps), channels-last (non-contiguous), a drawn multi-channel batch; k at 1, 2, 3 and the full size."""
+    from labutils import digits
+
+    x = digits.load(seed=0).train.x
+    n0 = draw.randint(0, 40)
+    batch = x[n0:n0 + draw.randint(2, 6)].clone().requires_grad_(draw.random.random() < 0.4)
+    multi = draw.randn(draw.randint(1, 3), 3, draw.randint(4, 7), draw.randint(4, 7))
+    views = [
+        batch,
+        x[n0 + 1:n0 + 12:2].clone(),
+        x[n0:n0 + 3, :, draw.randint(1, 3):, draw.randint(1, 3):],
+        x[n0:n0 + 3].permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+        multi,
+        multi[:, 1:, ::2, 1:],
+        multi.transpose(2, 3),
+    ]
+    cases = []
+    for t in views:
+        side = min(t.shape[-2:])
+        for k in sorted({1, draw.randint(2, side), min(3, side), side}):
+            cases.append((t, k))
+    return cases
+
+
+def _conv_matches(got: Any, t: torch.Tensor, k: int, weight: torch.Tensor) -> Any:
+    """Whether an einsum of the returned patches with ``weight`` equals F.conv2d (the point of im2col)."""
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != (t.shape[0], t.shape[1], t.shape[2] - k + 1,
+                                                                 t.shape[3] - k + 1, k, k):
+        return None
+    with torch.no_grad():
+        mine = torch.einsum("nchwab,ocab->nohw", got.detach(), weight)
+        return bool(torch.allclose(mine, torch.nn.functional.conv2d(t.detach(), weight), atol=1e-5))
+
+
+@probe("test_patches")
+def patches(ns: Namespace, draw: Draw) -> list:
+    """patches is the im2col view of digits batches (offsets, crops, channels-last), made with torch.as_strided"""
+    observations = []
+    for t, k in _digits_batches(draw):
+        weight = draw.randn(2, t.shape[1], k, k)
+        refill = draw.randn(*t.shape)
+        got, violations = _call_under_rules(ns["patches"], (t, k), PATCH_OPS, WINDOW_NODES + ["Im2ColBackward0"])
+        conv = _conv_matches(got, t, k, weight)
+        if isinstance(got, torch.Tensor):
+            layout = {"stride": tuple(got.stride()), "offset": got.storage_offset() - t.storage_offset()}
+            observations.append({**_view_result(got, t, refill), **layout, "conv": conv, "violations": violations})
+        else:
+            observations.append({"returned": got, "violations": violations})
+    return observations
+
+
+def _diagnose_layouts(draw: Draw) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Drawn layouts of every kind, plus the boundaries: 0-d, one element, size-1 dims with any stride,
+    stride 0 on a size-1 dim (no overlap) and on a bigger one, gaps, overlapping windows torch cannot see."""
+    layouts = [_layout(draw) for _ in range(120)]
+    rows, cols, big = draw.randint(2, 5), draw.randint(2, 5), draw.randint(2, 99)
+    layouts += [
+        ((), ()), ((1,), (big,)), ((1, 1), (big, 0)), ((cols,), (draw.randint(2, 4),)),
+        ((rows, cols), (cols * 2, 2)), ((rows, cols), (cols + 1, 1)), ((rows, cols), (1, rows)),
+        ((rows, cols), (0, 1)), ((rows, cols), (1, 0)), ((1, cols), (0, 1)), ((rows, 1), (1, 0)),
+        ((rows, cols), (1, 1)), ((rows, 1, cols), (cols, big, 1)), ((rows, 1, 1), (1, big, big)),
+        ((2, rows, cols), (rows * cols, 1, rows)), ((rows, cols, 2), (cols * 2, 2, 1)),
+    ]
+    return layouts
+
+
+@probe("test_diagnose")
+def diagnose(ns: Namespace, draw: Draw) -> list:
+    """diagnose on contiguous, permuted, sliced, stepped, expanded, size-1 and 0-d layouts, in plain Python"""
+    out = []
+    for shape, stride in _diagnose_layouts(draw):
+        with forbidden(aten=["*"], modules=["torch", "numpy"]) as seen:
+            got = outcome(ns["diagnose"], shape, stride)
+        out.append({"diagnosis": got, "violations": seen.violations})
+    return out
