@@ -10,12 +10,14 @@ Built like :mod:`labutils.graphs`, in three steps behind two short faces:
 - renderer: :func:`render` draws a :class:`LatencyPlot` with matplotlib.
 
 The faces: ``bars(table_or_medians)`` (one bar per runtime, speedup written on each bar) and
-``distribution(samples_by_name)`` (every timing as a dot, median and p90 marked). Both return the
-``matplotlib.figure.Figure`` so a notebook cell can show it and a test can inspect it.
+``distribution(samples_by_name)`` (every timing as a tick, median and p90 marked). Both return a
+:class:`Picture`: a notebook shows it as a PNG (no pyplot state involved), a test reads ``.figure``
+and ``.plot``.
 """
 
 from __future__ import annotations
 
+import io
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,8 +88,12 @@ def summarise(samples_ms: Sequence[float]) -> dict[str, float]:
             "mean": statistics.fmean(ordered)}
 
 
-def render(plot: LatencyPlot, width: float = 6.0) -> Figure:
-    """Draw ``plot`` (a :class:`LatencyPlot`) and return the figure (log scale when rows span > 20x)."""
+def render(plot: LatencyPlot, width: float = 6.0, unit: str = "median latency (ms), lower is better",
+           show_speedup: bool = True) -> Figure:
+    """Draw ``plot`` (a :class:`LatencyPlot`) and return the figure (log scale when bars span > 20x).
+
+    ``unit`` labels the x axis of bars; ``show_speedup=False`` leaves out the ``Nx`` labels (for
+    quantities that are not latencies of one job, such as a profile's time per operator)."""
     fig = Figure(figsize=(width, 0.5 + 0.45 * max(len(plot.rows), 2)))
     ax = fig.add_subplot()
     names = [r.name for r in plot.rows]
@@ -95,11 +101,13 @@ def render(plot: LatencyPlot, width: float = 6.0) -> Figure:
         medians = [r.median_ms for r in plot.rows]
         ax.barh(names, medians, color=[BAR_COLORS[i % len(BAR_COLORS)] for i in range(len(names))])
         factors = speedups(plot)
-        for y, row in enumerate(plot.rows):
-            ax.annotate(f" {factors[row.name]:.2f}x", (row.median_ms, y), va="center", fontsize=8)
+        if show_speedup:
+            for y, row in enumerate(plot.rows):
+                ax.annotate(f" {factors[row.name]:.2f}x", (row.median_ms, y), va="center", fontsize=8)
         if medians and max(medians) / min(medians) > 20:
             ax.set_xscale("log")
-        ax.set_xlabel(f"median latency (ms), lower is better; Nx = speed vs {plot.baseline or names[0]}")
+        speed_note = f"; Nx = speed vs {plot.baseline or names[0]}" if show_speedup else ""
+        ax.set_xlabel(unit + speed_note)
     else:
         for y, row in enumerate(plot.rows):
             stats = summarise(row.samples_ms)
@@ -115,12 +123,31 @@ def render(plot: LatencyPlot, width: float = 6.0) -> Figure:
     return fig
 
 
-def bars(data: Any, title: str = "latency", baseline: str | None = None) -> Figure:
-    """Speedup bars from a ``LatencyTable`` or a ``{name: median ms}`` dict."""
+@dataclass
+class Picture:
+    """A rendered latency plot: ``plot`` (the data), ``figure`` (matplotlib); shown as PNG in notebooks."""
+
+    plot: LatencyPlot
+    figure: Figure
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+
+    def __repr__(self) -> str:
+        rows = ", ".join(f"{r.name}={r.median_ms:.3g} ms" for r in self.plot.rows)
+        return f"<latency {self.plot.kind}: {self.plot.title}: {rows}>"
+
+
+def bars(data: Any, title: str = "latency", baseline: str | None = None,
+         unit: str = "median latency (ms), lower is better", show_speedup: bool = True) -> Picture:
+    """Speedup bars from a ``LatencyTable`` or a ``{name: median ms}`` dict (see :func:`render`)."""
     plot = from_medians(data, title=title, baseline=baseline) if isinstance(data, Mapping) else from_table(data)
-    return render(plot)
+    return Picture(plot, render(plot, unit=unit, show_speedup=show_speedup))
 
 
-def distribution(samples: Mapping[str, Sequence[float]], title: str = "repeated timings") -> Figure:
+def distribution(samples: Mapping[str, Sequence[float]], title: str = "repeated timings") -> Picture:
     """Every timing of each runtime as a tick, with its median and p90."""
-    return render(from_samples(samples, title=title))
+    plot = from_samples(samples, title=title)
+    return Picture(plot, render(plot))

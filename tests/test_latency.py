@@ -34,8 +34,10 @@ def test_rejects_empty_or_nonpositive():
 
 
 def test_figures_have_one_bar_or_row_per_runtime():
-    fig = latency.bars({"eager": 1.0, "compiled": 100.0})
-    ax = fig.axes[0]
+    picture = latency.bars({"eager": 1.0, "compiled": 100.0})
+    ax = picture.figure.axes[0]
     assert len(ax.patches) == 2 and ax.get_xscale() == "log"
-    fig = latency.distribution({"a": [1.0, 2.0, 3.0], "b": [2.0, 2.5]})
-    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["a", "b"]
+    assert picture._repr_png_().startswith(b"\x89PNG")
+    picture = latency.distribution({"a": [1.0, 2.0, 3.0], "b": [2.0, 2.5]})
+    assert [t.get_text() for t in picture.figure.axes[0].get_yticklabels()] == ["a", "b"]
+    assert picture.plot.rows[1].median_ms == 2.25
