@@ -92,8 +92,8 @@ def _print_chapter(result: ChapterCheck) -> None:
         verdict = "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.note}"
         table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell, verdict)
     console.print(table)
-    for line in result.shortfalls:
-        console.print(f"[red]FAIL[/] below the standard: {line}", soft_wrap=True)
+    for line in result.shortfalls:  # below the course standard, or a wrong solution nothing uses
+        console.print(f"[red]FAIL[/] {line}", soft_wrap=True)
 
 
 WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's folder; existing files are kept")]

@@ -94,19 +94,36 @@ def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
     return groups
 
 
+def stray_wrong_solutions(wrong_dir: Path, chapter: str, solution_ids: set[str]) -> list[str]:
+    """Files of the chapter's wrong-solution folder that no lab would use: silently ignored otherwise."""
+    folder = wrong_dir / chapter
+    found = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if path.suffix != ".py" or path.name.startswith("."):
+            continue
+        grade_id, slug = (path.stem.split("__", 1) + [""])[:2]
+        if not slug:
+            found.append(f"{path}: not named <solution grade_id>__<slug>.py, so no exercise uses it")
+        elif grade_id not in solution_ids:
+            found.append(f"{path}: no solution cell has grade_id {grade_id!r} "
+                         f"(known: {', '.join(sorted(solution_ids)) or 'none'})")
+    return found
+
+
 def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> list[str]:
     """How ``lab`` falls short of ``standard``, one line each (empty when it meets it)."""
     groups = {solution: tests for solution, tests in exercise_tests(lab.source).items() if tests}
     points = sum(t.points for t in lab.tests)
     found = []
     if len(groups) < standard.exercises:
-        found.append(f"{lab.name}: {len(groups)} graded exercises, the standard is {standard.exercises}")
+        found.append(f"below the standard: {lab.name}: {len(groups)} graded exercises, "
+                     f"the standard is {standard.exercises}")
     if points < standard.points:
-        found.append(f"{lab.name}: {points:g} points, the standard is {standard.points:g}")
+        found.append(f"below the standard: {lab.name}: {points:g} points, the standard is {standard.points:g}")
     for solution in groups:
         count = sum(grade_id == solution for grade_id, _ in wrong)
         if count < standard.wrong_per_exercise:
-            found.append(f"{lab.name}: exercise {solution} has {count} wrong solutions, "
+            found.append(f"below the standard: {lab.name}: exercise {solution} has {count} wrong solutions, "
                          f"the standard is {standard.wrong_per_exercise}")
     return found
 
@@ -186,10 +203,13 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Pa
         return result
     try:
         release = release_of(chapter_dir, paths, build_root)
+        solution_ids: set[str] = set()
         for path in paths:
             lab = load_lab(path)
+            solution_ids |= set(exercise_tests(lab.source))
             result.shortfalls += shortfalls(lab, wrong_solutions(wrong_dir, lab.chapter), standard)
             result.verdicts += check_lab(pool, lab, path, release, wrong_dir, jobs)
+        result.shortfalls += stray_wrong_solutions(wrong_dir, chapter_dir.name, solution_ids)
     except (RuntimeError, ValueError, OSError, SyntaxError) as err:
         result.error = f"{chapter_dir.name}: {err}"
     return result

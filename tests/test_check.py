@@ -46,3 +46,18 @@ def test_a_lab_below_the_standard_fails_the_check(tmp_path: Path):
     assert "below the standard: lab_basic: 2 graded exercises, the standard is 6" in out
     assert "lab_basic: 5 points, the standard is 30" in out
     assert "exercise scale has 1 wrong solutions, the standard is 3" in out
+
+
+def test_wrong_solution_files_nothing_uses_are_reported(tmp_path: Path):
+    import shutil
+
+    wrong = tmp_path / "wrong"
+    shutil.copytree(FIXTURES / "wrong_solutions", wrong)
+    (wrong / "fx_basic" / "scael__typo.py").write_text("def scale(t, factor):\n    return t\n")
+    (wrong / "fx_basic" / "scale_no_slug.py").write_text("def scale(t, factor):\n    return t\n")
+    result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions", str(wrong),
+                  "--build", str(tmp_path / "b"), *FIXTURE_STANDARD)
+    assert result.returncode == 1, result.stdout
+    out = " ".join(result.stdout.split())
+    assert "scael__typo.py: no solution cell has grade_id 'scael' (known: relu_grad, scale)" in out
+    assert "scale_no_slug.py: not named <solution grade_id>__<slug>.py, so no exercise uses it" in out
