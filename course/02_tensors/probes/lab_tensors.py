@@ -80,7 +80,10 @@ def storage_index(ns: Namespace, draw: Draw) -> list:
         shape = tuple(draw.randint(1, 4) for _ in range(draw.randint(0, 4)))
         stride = tuple(draw.choice([0, 1, 2, 3, 5, 7]) for _ in shape)
         cases.append((shape, stride, draw.randint(0, 6)))
-    return [ns["storage_index"](*case) for case in cases]
+    offset, size = draw.randint(1, 6), draw.randint(2, 4)
+    cases += [((), (), offset), ((0, size), (size, 1), offset), ((size, 0), (1, size), offset),  # 0-d and empty
+              ((size, size), (0, 0), offset), ((1, size), (draw.randint(0, 99), 1), offset)]  # all stride 0; size 1
+    return [outcome(ns["storage_index"], *case) for case in cases]
 
 
 def _layout(draw: Draw) -> tuple[tuple[int, ...], tuple[int, ...]]:
