@@ -32,6 +32,50 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+new_app = typer.Typer(no_args_is_help=True, help="Scaffold a chapter or a lab that follows docs/authoring.md.")
+app.add_typer(new_app, name="new")
+ExercisesOpt = Annotated[list[str] | None, typer.Option("--exercise", "-e", help="an exercise name (repeat; default: double)")]
+WrongDirOpt = Annotated[Path, typer.Option("--wrong-solutions", help="folder of <chapter>/<grade_id>__*.py")]
+
+
+@new_app.command("chapter")
+def new_chapter(name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tricks")],
+                exercise: ExercisesOpt = None, course_dir: Annotated[Path, typer.Option("--course")] = Path("course"),
+                wrong_dir: WrongDirOpt = Path("tests/wrong_solutions")) -> None:
+    """A chapter folder with a lesson and a lab (lab_<topic>), its probes and wrong solutions."""
+    from ci import scaffold
+
+    try:
+        written = scaffold.chapter_files(course_dir, wrong_dir, name, exercise or []).write()
+    except scaffold.ScaffoldError as err:
+        fail(str(err))
+    _print_written(written)
+
+
+@new_app.command("lab")
+def new_lab(chapter: Annotated[str, typer.Argument(help="an existing chapter folder name")],
+            name: Annotated[str, typer.Argument(help="the lab is lab_<name>.ipynb")],
+            exercise: ExercisesOpt = None, course_dir: Annotated[Path, typer.Option("--course")] = Path("course"),
+            wrong_dir: WrongDirOpt = Path("tests/wrong_solutions")) -> None:
+    """A lab in an existing chapter, with a probe file and wrong solutions per exercise."""
+    from ci import scaffold
+
+    folder = course_dir / chapter
+    if not folder.is_dir():
+        fail(f"{folder}: no such chapter (create it with `labs new chapter {chapter}`)")
+    try:
+        written = scaffold.lab_files(folder, wrong_dir, name, exercise or []).write()
+    except scaffold.ScaffoldError as err:
+        fail(str(err))
+    _print_written(written)
+
+
+def _print_written(written: list[Path]) -> None:
+    for path in written:
+        console.print(f"created {path}")
+    console.print("next: labs lint, labs run --smoke, labs check (docs/authoring.md)")
+
+
 @app.command()
 def lint(paths: PathsArg = None,
          fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False) -> None:
