@@ -93,11 +93,27 @@ def _tokens(tree: ast.AST) -> Tokens:
     return [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.string.strip()]
 
 
+def _raw_tokens(source: str) -> Tokens | None:
+    """Tokens of text that is not a whole Python module (a fragment), comments left out."""
+    found: Tokens = []
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(textwrap.dedent(source)).readline):
+            if t.string.strip() and t.type != tokenize.COMMENT:
+                found.append(t.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # what was read up to the break still counts
+    return found or None
+
+
 def normalised(source: str) -> tuple[Tokens, Tokens] | None:
-    """``(verbatim tokens, tokens with local names replaced)`` of a piece of code, or None."""
+    """``(verbatim tokens, tokens with local names replaced)`` of a piece of code, or None if empty.
+
+    Code that does not parse (a fragment) is compared as raw tokens, both ways: never skipped.
+    """
     tree = _parse(source)
     if tree is None:
-        return None
+        raw = _raw_tokens(source)
+        return (raw, raw) if raw else None
     verbatim = _tokens(tree)
     return verbatim, _tokens(_LocalNames().visit(tree))
 
@@ -117,8 +133,8 @@ def shown(where: str, source: str) -> Shown | None:
 
 
 def solution_code(cell_source: str) -> str:
-    """The code between the solution markers of a solution cell."""
-    return "\n".join(m.group(1) for m in SOLUTION_REGION.finditer(cell_source))
+    """The code between the solution markers of a solution cell, each region dedented on its own."""
+    return "\n".join(textwrap.dedent(m.group(1)) for m in SOLUTION_REGION.finditer(cell_source))
 
 
 def nearest_copy(solution: str, candidates: list[Shown]) -> Copy | None:

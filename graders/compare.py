@@ -77,3 +77,13 @@ def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None
         return Verdict(differing == 0, differing, len(expected), why)
     ok = same(observed, expected, rtol, atol)
     return Verdict(ok, 0 if ok else 1, 1, "" if ok else "differs from the reference")
+
+
+def points_for(verdict: Verdict, points: float, step: float | None) -> float:
+    """A cell's points: all or nothing without ``step``; else the matched share, rounded down to ``step``."""
+    if verdict.ok:
+        return points
+    if step is None or verdict.cases <= 1 or verdict.differing >= verdict.cases:
+        return 0.0
+    share = (verdict.cases - verdict.differing) / verdict.cases
+    return math.floor(share * points / step + 1e-9) * step

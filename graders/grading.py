@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from graders.compare import compare
+from graders.compare import compare, points_for
 from graders.jail import Limits
 from graders.job import Job
 from graders.probing import Probe, load_probes
@@ -145,7 +145,8 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
             why.append(f"visible tests failed: {ran['error']}")
         if not verdict.ok:
             why.append(f"hidden check '{probe.description}': {verdict.why}")
-        grades.append(CellGrade(test.grade_id, test.points, test.points if not why else 0.0, "; ".join(why)))
+        earned = points_for(verdict, test.points, probe.partial_step) if ran["ok"] else 0.0
+        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why)))
     return grades
 
 

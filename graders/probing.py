@@ -43,6 +43,7 @@ class Probe:
     fn: ProbeFn
     rtol: float | None = None
     atol: float | None = None
+    partial_step: float | None = None  # None: all or nothing; else points per matched case, in steps of this
 
     @property
     def description(self) -> str:
@@ -54,11 +55,19 @@ class Probe:
 _registry: dict[str, Probe] = {}
 
 
-def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None) -> Callable[[ProbeFn], ProbeFn]:
-    """Register ``fn`` as the probe of the graded test cell ``grade_id``."""
+def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None,
+          partial_step: float | None = None) -> Callable[[ProbeFn], ProbeFn]:
+    """Register ``fn`` as the probe of the graded test cell ``grade_id``.
+
+    By default a cell earns its points only when every case matches. ``partial_step=1`` gives points in
+    proportion to the matched cases, rounded down to whole points (0.5: to half points), so a cell with
+    any differing case never earns full marks.
+    """
+    if partial_step is not None and partial_step <= 0:
+        raise ValueError(f"probe {grade_id}: partial_step must be positive, got {partial_step}")
 
     def register(fn: ProbeFn) -> ProbeFn:
-        _registry[grade_id] = Probe(grade_id, fn, rtol, atol)
+        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step)
         return fn
 
     return register

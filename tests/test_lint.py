@@ -141,3 +141,17 @@ def test_lessons_need_three_exercises_each_followed_by_its_self_check(tmp_path: 
     messages = [str(p) for p in lint([path])]
     assert f"{path}: a lesson needs at least 3 code cells tagged 'exercise' (it has 0)" in messages
     assert sum("self-check cell must directly follow" in m for m in messages) == 2
+
+
+def test_solutions_in_several_regions_or_fragments_are_still_measured():
+    from ci import copies
+
+    cell = ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lam):\n"
+            "        ### BEGIN SOLUTION\n        ctx.lam = lam\n        return x.view_as(x)\n        ### END SOLUTION\n"
+            "    @staticmethod\n    def backward(ctx, g):\n        ### BEGIN SOLUTION\n"
+            "        return -ctx.lam * g, None\n        ### END SOLUTION\n")
+    code = copies.solution_code(cell)
+    assert copies.normalised(code) is not None
+    lesson = copies.shown("lesson", "ctx.lam = lam\nreturn x.view_as(x)\nreturn -ctx.lam * g, None")
+    assert copies.nearest_copy(code, [lesson]) is not None
+    assert copies.normalised("x = (1,\n") is not None  # a fragment: raw tokens, never skipped
