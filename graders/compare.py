@@ -63,11 +63,28 @@ def same(got: Any, want: Any, rtol: float | None, atol: float | None) -> bool:
     return got == want
 
 
+def first_unplain(value: Any, depth: int = 0) -> str | None:
+    """The first marker ``to_plain`` left for a value it could not carry (an nn.Module, a generator ...)."""
+    if depth > 40:
+        return None
+    if isinstance(value, dict):
+        if set(value) == {"__unplain__"}:
+            return str(value["__unplain__"])
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return next((found for v in value if (found := first_unplain(v, depth + 1))), None)
+    return None
+
+
 def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None,
             atol: float | None = None) -> Verdict:
     """Compare two probe results (``{"value": ...}`` or ``{"error": ...}``)."""
     if "error" in want:
         return Verdict(False, why=f"the reference itself failed ({want['error']}): a broken probe")
+    unplain = first_unplain(want.get("value"))
+    if unplain:
+        return Verdict(False, why=f"the reference returned what the grader cannot compare ({unplain}): "
+                                  "a broken probe (return tensors, numbers, strings or lists/dicts of them)")
     if "value" not in got:
         return Verdict(False, why=f"raised {exception_name(str(got.get('error', '')))}")
     observed, expected = got["value"], want["value"]

@@ -24,6 +24,22 @@ import torch
 Case = tuple[tuple[Any, ...], Any]  # (arguments, expected result)
 
 
+class Outcome:
+    """Whether an answer was right: truthy or not, and shown as nothing (the verdict was printed)."""
+
+    def __init__(self, right: bool) -> None:
+        self.right = right
+
+    def __bool__(self) -> bool:
+        return self.right
+
+    def __repr__(self) -> str:
+        return f"Outcome(right={self.right})"
+
+    def _ipython_display_(self) -> None:
+        """The last line of a self-check cell: IPython shows nothing under the printed verdict."""
+
+
 def unanswered(answer: Any) -> bool:
     """True while the exercise still holds its placeholder ``...``."""
     return answer is Ellipsis
@@ -46,34 +62,34 @@ def same(answer: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> 
         return False
 
 
-def check(name: str, answer: Any, expected: Any, why: str) -> bool:
-    """Print whether ``answer`` matches what the experiment found (``expected``), and why; True if right."""
+def check(name: str, answer: Any, expected: Any, why: str) -> Outcome:
+    """Print whether ``answer`` matches what the experiment found (``expected``), and why; truthy if right."""
     if unanswered(answer):
         print(f"[{name}] not answered yet: replace the ... in the exercise cell, then run this cell again.")
-        return False
+        return Outcome(False)
     if same(answer, expected):
         print(f"[{name}] right: {why}")
-        return True
+        return Outcome(True)
     print(f"[{name}] not yet: you said {answer!r}, the experiment says {expected!r}. {why}")
-    return False
+    return Outcome(False)
 
 
-def check_function(name: str, fn: Callable[..., Any], cases: Sequence[Case], why: str) -> bool:
+def check_function(name: str, fn: Callable[..., Any], cases: Sequence[Case], why: str) -> Outcome:
     """Run the student's ``fn`` on each ``(args, expected)`` case and print the first miss, or right."""
     for args, expected in cases:
         try:
             got = fn(*args)
         except NotImplementedError:
             print(f"[{name}] not answered yet: write the function in the exercise cell, then run this cell.")
-            return False
+            return Outcome(False)
         except Exception as err:  # the student's code: report it, never stop the lesson
             print(f"[{name}] not yet: {fn.__name__}{_args(args)} raised {type(err).__name__}: {err}. {why}")
-            return False
+            return Outcome(False)
         if not same(got, expected):
             print(f"[{name}] not yet: {fn.__name__}{_args(args)} returned {got!r}, expected {expected!r}. {why}")
-            return False
+            return Outcome(False)
     print(f"[{name}] right on all {len(cases)} cases: {why}")
-    return True
+    return Outcome(True)
 
 
 def _args(args: tuple[Any, ...]) -> str:

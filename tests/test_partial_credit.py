@@ -30,3 +30,10 @@ def test_a_single_observation_or_a_raise_earns_nothing_partial():
 def test_partial_step_must_be_positive():
     with pytest.raises(ValueError, match="partial_step must be positive"):
         probe("test_x", partial_step=0)
+
+
+def test_a_reference_the_grader_cannot_compare_is_a_broken_probe():
+    # A probe returning an nn.Module: both sides would become the same marker and "match".
+    marker = {"__unplain__": "Linear"}
+    verdict = compare({"value": [1, marker]}, {"value": [1, marker]})
+    assert not verdict.ok and "cannot compare (Linear): a broken probe" in verdict.why
