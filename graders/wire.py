@@ -75,7 +75,7 @@ def _tensor_bytes(t: torch.Tensor, blobs: list[bytes], offset: list[int]) -> lis
     name = str(t.dtype).removeprefix("torch.")
     if name not in DTYPES:
         raise WireError(f"dtype {name} cannot leave the sandbox")
-    flat = t.detach().cpu().contiguous().reshape(-1)
+    flat = torch.empty(t.numel(), dtype=t.dtype).copy_(t.detach().cpu().reshape(-1))  # stride 1, even for one element
     raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
     blobs.append(raw)
     offset[0] += len(raw)
