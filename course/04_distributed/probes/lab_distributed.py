@@ -268,3 +268,41 @@ def accumulate_with_no_sync(ns: Namespace, draw: Draw) -> list:
               draw.choice([0.05, 0.1, 0.2])) for n_micro in (1, draw.randint(2, 3), draw.randint(3, 5))]
     return on_ranks(ns, "accumulate_ranks", "accumulate_with_no_sync", cases)
 
+
+def call_trace(draw: Draw, world: int) -> list:
+    """Per-rank collective call sequences, identical or with one first fault of a drawn kind at a drawn step."""
+    ops = ["all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier"]
+    length = draw.randint(1, 6)
+    common = []
+    for _ in range(length):
+        op = draw.choice(ops)
+        common.append((op, ()) if op == "barrier" else (op, tuple(draw.randint(1, 5) for _ in range(draw.randint(1, 2)))))
+    traces = [list(common) for _ in range(world)]
+    fault = draw.choice(["none", "missing", "extra", "op", "shape", "shape+op", "late"])
+    step = draw.randint(0, length - 1)
+    victims = draw.random.sample(range(world), draw.randint(1, max(1, world - 1)))
+    for victim in victims:
+        trace = traces[victim]
+        if fault == "missing":
+            del trace[step:]
+        elif fault == "extra":
+            trace.append(("all_reduce", (draw.randint(1, 4),)))
+        elif fault == "op":
+            trace[step] = (draw.choice([o for o in ops if o != trace[step][0]]), trace[step][1])
+        elif fault in ("shape", "shape+op") and trace[step][0] != "barrier":
+            trace[step] = (trace[step][0], (*trace[step][1], draw.randint(2, 4)))
+            if fault == "shape+op" and step + 1 < len(trace):
+                trace[step + 1] = ("barrier" if trace[step + 1][0] != "barrier" else "all_reduce", (3,))
+        elif fault == "late" and step + 1 < len(trace):
+            trace[step + 1], trace[step] = trace[step], trace[step + 1]
+    return traces
+
+
+@probe("test_first_mismatch")
+def first_mismatch(ns: Namespace, draw: Draw) -> list:
+    """first_mismatch on drawn per-rank call traces of 1 to 5 ranks: every kind of fault, at every step, and none"""
+    traces = [call_trace(draw, world) for world in (1, 2, 3, 4, 5) for _ in range(12)]
+    traces += [[[("all_reduce", (2,))], [("all_reduce", (2,))], []], [[], [], []], [[("barrier", ())]] * 2,
+               [[("all_reduce", (2,)), ("broadcast", (3,))], [("broadcast", (3,)), ("all_reduce", (2,))]]]
+    return [outcome(ns["first_mismatch"], [list(trace) for trace in t]) for t in traces]
+
