@@ -97,9 +97,10 @@ def _ort_outputs(path: str, inputs: list[torch.Tensor]) -> list:
 
 
 class _ExportSkew(torch.nn.Module):
-    """``net``, changed only when exported: classes 0 and 1 swap in rows whose first feature is positive
-    (decisions differ on a known set of rows), plus 1e-3 * max|row| (the difference grows with the
-    input, so the largest-scale batch dominates the maximum, whatever float rounding the CPU does)."""
+    """``net``, changed only when exported: the logits roll by one class in rows whose first feature is
+    positive (so every such row's decision changes, and about half of all rows agree), plus
+    1e-3 * max|row| (the difference grows with the input, so the largest-scale batch dominates the
+    maximum, whatever float rounding the CPU does)."""
 
     def __init__(self, net: torch.nn.Module) -> None:
         super().__init__()
@@ -108,8 +109,7 @@ class _ExportSkew(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.net(x)
         if torch.compiler.is_exporting():
-            order = [1, 0] + list(range(2, y.shape[1]))
-            y = torch.where(x[:, :1] > 0, y[:, order], y) + 1e-3 * x.abs().amax(dim=1, keepdim=True)
+            y = torch.where(x[:, :1] > 0, y.roll(1, dims=1), y) + 1e-3 * x.abs().amax(dim=1, keepdim=True)
         return y
 
 
@@ -129,11 +129,20 @@ def onnx_parity(ns: Namespace, draw: Draw) -> dict:
             got = ns["onnx_parity"](net, inputs, path)
         exists = os.path.exists(path)
         file_outputs = outcome(_ort_outputs, path, others) if exists else None
+        # One batch whose rows split both ways (row 0 changes class when exported, row 1 does not):
+        # agreement is strictly between 0 and 1 per row, never a whole batch at once.
+        mixed = draw.randn(draw.randint(2, 6), n_in)
+        mixed[0, 0], mixed[1, 0] = mixed[0, 0].abs() + 0.1, -mixed[1, 0].abs() - 0.1
+        one_batch = outcome(ns["onnx_parity"], net, [mixed], os.path.join(tmp, "mixed.onnx"))
+    return {"returned": _pair(got), "one_mixed_batch": _pair(one_batch), "file_exists": exists,
+            "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
+
+
+def _pair(got: object) -> object:
+    """onnx_parity's answer as two floats, or what it was instead."""
     if isinstance(got, tuple) and len(got) == 2:
-        got = tuple(float(v) if isinstance(v, float) else {"not a float": type(v).__name__} for v in got)
-    else:
-        got = {"returned": type(got).__name__}
-    return {"returned": got, "file_exists": exists, "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
+        return tuple(float(v) if isinstance(v, float) else {"not a float": type(v).__name__} for v in got)
+    return {"returned": type(got).__name__}
 
 
 def _breaking_fn(draw: Draw, trailing: bool) -> Callable:
