@@ -154,6 +154,7 @@ def kernel_env(cache_root: Path, jobs: int = 1) -> dict[str, str]:
         "MPLCONFIGDIR": str(cache_root / "matplotlib"),
         "PYTHONHASHSEED": "0",
         "LABS_RUNNER": "1",
+        "LABS_KERNEL_LOG": str(cache_root / "kernels.log"),  # native (C++) output of forked kernels
     })
     env.pop("MPLBACKEND", None)
     return env

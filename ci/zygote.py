@@ -134,6 +134,22 @@ def _redirect_stdio() -> None:
     os.dup2(2, 1)
 
 
+KERNEL_LOG_ENV = "LABS_KERNEL_LOG"
+
+
+def _log_native_output(path: str) -> None:
+    """fds 1 and 2 (what C++ libraries print: the profiler's USDT lines) appended to ``path``, not to
+    `labs run`'s terminal; Python's own output still reaches the notebook."""
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError:
+        return  # the terminal, then: better than no kernel
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+
+
 def _reseed() -> None:
     """Give the kernel its own random state, as a new process has (``random`` reseeds itself at fork).
 
@@ -188,6 +204,8 @@ def _become_kernel(request: dict[str, Any], listener: socket.socket, conn: socke
         os.environ.update(request["env"])
         os.environ["JPY_PARENT_PID"] = str(os.getppid())  # ipykernel exits when the zygote does
         os.chdir(request["cwd"])
+        if os.environ.get(KERNEL_LOG_ENV):
+            _log_native_output(os.environ[KERNEL_LOG_ENV])
         _reseed()
         _start_ipykernel(request["argv"])
         code = 0

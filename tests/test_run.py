@@ -80,6 +80,22 @@ def test_skipped_cells_are_listed_with_why_and_a_cpu_run_says_what_needs_cuda(tm
     assert json.loads((tmp_path / "r" / "report.json").read_text())["totals"]["skipped_cells"] == 1
 
 
+def test_native_output_of_kernels_stays_out_of_the_terminal(tmp_path: Path):
+    import nbformat
+
+    nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "from torch.profiler import ProfilerActivity, profile\nwith profile(activities=[ProfilerActivity.CPU]):\n"
+        "    torch.ones(3) + 1"))
+    path = tmp_path / "ch" / "1_profiles.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    result = labs("run", str(path), "--smoke", "--device", "cpu", "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "USDT:" not in result.stdout + result.stderr  # kineto's profiler_start/stop lines
+    assert "USDT:" in (tmp_path / "cache" / "kernels.log").read_text()
+
+
 def test_a_fast_notebook_is_no_silent_skip(tmp_path: Path):
     # Timings are for sharding only: a notebook far faster than recorded passes (a fast machine).
     notebook = (FIXTURES / "course" / "fx_basic" / "1_passes.ipynb").relative_to(FIXTURES.parent.parent)
