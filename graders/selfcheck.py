@@ -97,17 +97,12 @@ def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
 def stray_wrong_solutions(wrong_dir: Path, chapter: str, solution_ids: set[str]) -> list[str]:
     """Files of the chapter's wrong-solution folder that no lab would use: silently ignored otherwise."""
     folder = wrong_dir / chapter
-    found = []
-    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if path.suffix != ".py" or path.name.startswith("."):
-            continue
-        grade_id, slug = (path.stem.split("__", 1) + [""])[:2]
-        if not slug:
-            found.append(f"{path}: not named <solution grade_id>__<slug>.py, so no exercise uses it")
-        elif grade_id not in solution_ids:
-            found.append(f"{path}: no solution cell has grade_id {grade_id!r} "
-                         f"(known: {', '.join(sorted(solution_ids)) or 'none'})")
-    return found
+    unnamed = [p for p in sorted(folder.glob("*.py")) if "__" not in p.stem and not p.name.startswith(".")] \
+        if folder.is_dir() else []
+    known = ", ".join(sorted(solution_ids)) or "none"
+    return ([f"{p}: not named <solution grade_id>__<slug>.py, so no exercise uses it" for p in unnamed]
+            + [f"{p}: no solution cell has grade_id {grade_id!r} (known: {known})"
+               for grade_id, p in wrong_solutions(wrong_dir, chapter) if grade_id not in solution_ids])
 
 
 def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> list[str]:
