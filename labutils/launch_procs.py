@@ -198,12 +198,42 @@ def _signal_all(procs: Sequence[psutil.Process], sig: signal.Signals) -> None:
             continue
 
 
+def proc_shows_this_namespace() -> bool:
+    """Whether ``/proc`` numbers processes as this process sees them.
+
+    In a pid namespace whose own ``/proc`` could not be mounted (the grading sandbox under a
+    container), ``/proc/<pid>`` is another process than ``<pid>`` here, so psutil must not be trusted.
+    """
+    try:
+        return os.readlink("/proc/self") == str(os.getpid())
+    except OSError:
+        return False
+
+
+def _stop_groups(procs: Sequence[subprocess.Popen], grace: float) -> None:
+    """SIGTERM, then SIGKILL after ``grace`` seconds, to each rank's process group (ranks lead their own)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for proc in procs:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    continue
+        deadline = time.monotonic() + grace
+        while any(proc.poll() is None for proc in procs) and time.monotonic() < deadline:
+            time.sleep(POLL_SECONDS)
+
+
 def stop_run(procs: Sequence[subprocess.Popen], run_id: str, grace: float = 3.0) -> None:
     """Stop everything a run started: SIGTERM to the whole tree, SIGKILL after ``grace`` seconds.
 
     Then a sweep by ``LABUTILS_RUN_ID`` kills anything that escaped the tree, and the direct
-    children are reaped so no zombie is left either.
+    children are reaped so no zombie is left either. Where ``/proc`` belongs to another pid
+    namespace, only the ranks' process groups are signalled (the sandbox's end kills the rest).
     """
+    if not proc_shows_this_namespace():
+        _stop_groups(procs, grace)
+        return
     alive = [proc for proc in _tree([p.pid for p in procs if p.poll() is None])]
     alive += [proc for proc in marked_processes(run_id) if proc not in alive]
     if alive:

@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from labutils.launch_procs import KERNEL_PID_ENV
 
 PRELOAD = ("torch", "torch.nn", "torch.distributed", "torch.nn.parallel", "torch.utils.data", "torch._dynamo",
@@ -147,20 +145,25 @@ def serve() -> None:
 
 
 class ForkedRank:
-    """A rank forked by the zygote, with the part of the ``subprocess.Popen`` API the launcher uses."""
+    """A rank forked by the zygote, with the part of the ``subprocess.Popen`` API the launcher uses.
 
-    def __init__(self, pid: int, exit_file: Path) -> None:
+    Its exit code comes only from the exit file the zygote writes when it reaps the rank: that
+    needs no ``/proc``, which in a nested pid namespace (the grading sandbox) can list another
+    namespace's processes under the same numbers.
+    """
+
+    def __init__(self, pid: int, exit_file: Path, zygote: subprocess.Popen) -> None:
         self.pid = pid
         self.exit_file = exit_file
+        self.zygote = zygote
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        """The exit code once the zygote reaped the rank (``-9`` if it vanished unreported)."""
+        """The exit code once the zygote reaped the rank (``-9`` if the zygote died first)."""
         if self.returncode is None:
             if self.exit_file.exists():
                 self.returncode = int(self.exit_file.read_text())
-            elif not psutil.pid_exists(self.pid):
-                time.sleep(0.2)  # the zygote may be writing the exit file right now
+            elif self.zygote.poll() is not None:
                 self.returncode = int(self.exit_file.read_text()) if self.exit_file.exists() else -9
         return self.returncode
 
@@ -243,7 +246,7 @@ def fork_rank(argv: list[str], env: dict[str, str], folder: Path, rank: int, tim
         proc.stdin.write(json.dumps(request).encode() + b"\n")
         proc.stdin.flush()
         pid = _read_line(proc, 60.0)["pid"]
-    return ForkedRank(pid, Path(paths["exit"]))
+    return ForkedRank(pid, Path(paths["exit"]), proc)
 
 
 if __name__ == "__main__":

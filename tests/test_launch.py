@@ -303,3 +303,23 @@ def test_zygote_exits_with_its_client_and_takes_no_rank_along(tmp_path: Path) ->
     while psutil.pid_exists(zygote) and psutil.Process(zygote).status() != psutil.STATUS_ZOMBIE:
         assert time.monotonic() < deadline, "the zygote should exit when its client does"
         time.sleep(0.1)
+
+
+def test_forked_rank_exit_code_comes_from_its_exit_file_only(tmp_path: Path) -> None:
+    """A rank whose pid /proc does not show is still running until the zygote writes its exit file."""
+    from labutils.launch_zygote import ForkedRank
+
+    zygote = subprocess.Popen(["sleep", "60"])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    try:
+        rank = ForkedRank(gone.pid, tmp_path / "rank0.exit", zygote)
+        assert rank.poll() is None
+        (tmp_path / "rank0.exit").write_text("3")
+        assert rank.poll() == 3
+        zygote.kill()
+        zygote.wait()
+        assert ForkedRank(gone.pid, tmp_path / "rank1.exit", zygote).poll() == -9
+    finally:
+        zygote.kill()
+        zygote.wait()

@@ -137,3 +137,46 @@ def test_cpu_limit_is_summed_over_a_jobs_processes(tmp_path, monkeypatch: pytest
     if kernel and note.startswith("NOT ACTIVE"):
         pytest.skip(f"no writable cgroup on this machine: {note}")
     assert outcome.status == "cpu limit", (outcome.status, outcome.seconds)
+
+
+RANKS = '''
+import torch
+import torch.distributed as dist
+import labutils.launch
+from labutils.launch import launch
+
+polled = []
+fork_rank = labutils.launch.fork_rank
+
+
+def fork_and_poll(*args, **kwargs):
+    rank = fork_rank(*args, **kwargs)
+    polled.append(rank.poll())
+    return rank
+
+
+labutils.launch.fork_rank = fork_and_poll
+
+
+def rank_sum(x):
+    y = x * (dist.get_rank() + 1)
+    dist.all_reduce(y)
+    return y
+
+
+sums = [launch(rank_sum, world, torch.ones(2), timeout=90)[-1].tolist() for world in (2, 3, 4, 4, 3, 2, 4, 3)]
+evidence = {"sums": sums, "polled": polled}
+'''
+
+
+def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
+    """Eight launches of 2-4 ranks inside one job: every rank's result arrives (none reported vanished).
+
+    The job's pid namespace cannot always mount its own /proc (not under a container's masked one),
+    so /proc numbers other processes; the launcher must not look ranks up there.
+    """
+    _, outcome = _run_alone(tmp_path, RANKS, Limits(wall_seconds=240, processes=256))
+    assert outcome.status == "ok", (outcome.status, outcome.output_tail)
+    evidence = outcome.result["probes"]["evidence"]["value"]
+    assert evidence["sums"] == [[w * (w + 1) / 2] * 2 for w in (2, 3, 4, 4, 3, 2, 4, 3)], evidence
+    assert -9 not in evidence["polled"], evidence["polled"]  # polled at once: running (None), never "vanished"
