@@ -1,6 +1,7 @@
 """Probes of lab_distributed: each drives one exercise on inputs drawn for this grading run.
 
-Three exercises run on real gloo ranks through :func:`labutils.launch.launch`. A rank cannot import
+Four exercises run on real gloo ranks through :func:`labutils.launch.launch`, each on 2, 3 and 4 ranks
+(``WORLDS``: a ring that only exchanges with its neighbours once is right on 2 ranks and wrong on more). A rank cannot import
 this file (the grader hands it over as text), so the rank functions live in ``RANK_SOURCE``: it is
 compiled under a ``<...>`` file name registered in :mod:`linecache`, which is how ``launch`` finds
 the source to ship, next to the student's function (shipped by source from the notebook, as in the
@@ -26,10 +27,12 @@ from torch.utils.data import DistributedSampler
 
 from graders.probing import Draw, Namespace, outcome, probe
 from graders.rules import COLLECTIVES, POINT_TO_POINT, collective_methods, forbidden, methods
-from labutils.launch import RankFailedError, launch
+from labutils import digits
+from labutils.digits import DigitsCNN
+from labutils.launch import launch
 
-WORLD = 2
-LAUNCH_TIMEOUT = 90.0
+WORLDS = (2, 3, 4)
+LAUNCH_TIMEOUT = 120.0
 # ring_all_reduce may talk only through send/recv: the rendezvous store is a channel too.
 STORE_METHODS = ("set", "get", "add", "append", "compare_set", "multi_get", "multi_set", "queue_push", "queue_pop")
 
@@ -92,6 +95,22 @@ def accumulate_ranks(cases: list) -> list:
                          "params": [p.detach().clone() for p in model.module.parameters()],
                          "grads": [None if p.grad is None else p.grad.clone() for p in model.module.parameters()]})
     return observed
+
+
+def digits_ranks(cases: list) -> list:
+    """Per case: global_batch_gradients on a DigitsCNN (same init on every rank) and the rows it forwarded."""
+    rank = dist.get_rank()
+    observed = []
+    for seed, x, y in cases:
+        torch.manual_seed(seed)
+        model = DigitsCNN()
+        assert isinstance(model, nn.Module)  # also ships nn, which the student's annotations name
+        seen_rows = []
+        model.register_forward_pre_hook(lambda module, args, seen_rows=seen_rows: seen_rows.append(args[0].clone()))
+        result = global_batch_gradients(model, x.clone(), y.clone())
+        observed.append({"returned": result is None, "rows": seen_rows,
+                         "grads": [None if p.grad is None else p.grad.clone() for p in model.parameters()]})
+    return observed
 '''
 
 
@@ -103,42 +122,37 @@ def rank_function(ns: Namespace, name: str, student_fn: str) -> Callable[..., An
                              "F": F, "DDP": DDP, "allreduce_hook": allreduce_hook, "os": os, "socket": socket,
                              "Store": Store, "STORE_METHODS": STORE_METHODS, "forbidden": forbidden,
                              "methods": methods, "collective_methods": collective_methods,
-                             "COLLECTIVES": COLLECTIVES, "POINT_TO_POINT": POINT_TO_POINT, student_fn: ns[student_fn]}
+                             "COLLECTIVES": COLLECTIVES, "POINT_TO_POINT": POINT_TO_POINT, "DigitsCNN": DigitsCNN,
+                             student_fn: ns[student_fn]}
     exec(compile(RANK_SOURCE, filename, "exec"), scope)  # noqa: S102 - instructor code
     return scope[name]
 
 
-def launch_retrying_vanished(fn: Callable[..., Any], cases: list) -> list:
-    """``launch(fn, WORLD, cases)``, launched again (twice at most) when a rank "vanished": exit code -9
-    with no Python exception. On a loaded machine the launcher can report a rank that exited 0 that way
-    (its zygote wrote the exit file late); a rank that raised, hung or crashed otherwise is not retried.
-    """
-    for attempt in range(3):
-        try:
-            return launch(fn, WORLD, cases, timeout=LAUNCH_TIMEOUT, backend="gloo")
-        except RankFailedError as err:
-            if attempt == 2 or err.exitcode != -9 or "no Python exception" not in err.details:
-                raise
-    raise AssertionError("unreachable")
-
-
-def on_ranks(ns: Namespace, name: str, student_fn: str, cases: list) -> list:
-    """Per case, what each rank observed running ``name(cases)`` on ``WORLD`` gloo ranks.
+def on_ranks(ns: Namespace, name: str, student_fn: str, cases: list, world: int) -> list:
+    """Per case, what each rank observed running ``name(cases)`` on ``world`` gloo ranks.
 
     When the run fails (a rank raised, a deadlock timed out), every case observes the exception type.
     """
-    ranks = outcome(launch_retrying_vanished, rank_function(ns, name, student_fn), cases)
+    ranks = outcome(launch, rank_function(ns, name, student_fn), world, cases, timeout=LAUNCH_TIMEOUT,
+                    backend="gloo")
     if not (isinstance(ranks, list) and all(isinstance(r, list) and len(r) == len(cases) for r in ranks)):
         return [ranks] * len(cases)
     return [[per_rank[index] for per_rank in ranks] for index in range(len(cases))]
 
 
+def on_every_world(ns: Namespace, name: str, student_fn: str, cases_for: Callable[[int], list]) -> dict:
+    """``on_ranks`` on 2, 3 and 4 ranks, each world size with cases drawn for it."""
+    return {f"{world} ranks": on_ranks(ns, name, student_fn, cases_for(world), world) for world in WORLDS}
+
+
 @probe("test_average_gradients")
 def average_gradients(ns: Namespace, draw: Draw) -> list:
     """average_gradients on real ranks: mean gradients, frozen and unused parameters left without one"""
-    cases = [(draw.randint(0, 10**6), draw.randint(1, 6), draw.randint(1, 8), draw.randint(1, 4), draw.randint(1, 9))
-             for _ in range(4)]
-    return on_ranks(ns, "average_gradients_ranks", "average_gradients", cases)
+    def cases(world: int) -> list:
+        return [(draw.randint(0, 10**6), draw.randint(1, 6), draw.randint(1, 8), draw.randint(1, 4), draw.randint(1, 9))
+                for _ in range(3)]
+
+    return on_every_world(ns, "average_gradients_ranks", "average_gradients", cases)
 
 
 def ring_shape(draw: Draw, numel: int) -> tuple[int, ...]:
@@ -156,11 +170,14 @@ def ring_shape(draw: Draw, numel: int) -> tuple[int, ...]:
 @probe("test_ring_all_reduce")
 def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
     """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, point-to-point calls only"""
-    sizes = [2 * draw.randint(1, 20) + 1, 2 * draw.randint(1, 20), draw.randint(1, 3), draw.randint(20, 97),
-             2 * draw.randint(10, 40) + 1]
-    cases = [(ring_shape(draw, n), draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
-              float(draw.randint(100, 999))) for n in sizes]
-    return on_ranks(ns, "ring_ranks", "ring_all_reduce", cases)
+    def cases(world: int) -> list:
+        # fewer elements than ranks (empty chunks), a multiple of the world size, one more, and larger odd sizes
+        sizes = [draw.randint(1, world - 1), world * draw.randint(1, 6), world * draw.randint(1, 6) + 1,
+                 draw.randint(20, 97), 2 * draw.randint(10, 40) + 1]
+        return [(ring_shape(draw, n), draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
+                 float(draw.randint(100, 999))) for n in sizes]
+
+    return on_every_world(ns, "ring_ranks", "ring_all_reduce", cases)
 
 
 def shard_case(draw: Draw) -> dict[str, Any]:
@@ -264,9 +281,40 @@ def scaled_step(ns: Namespace, draw: Draw) -> list:
 @probe("test_accumulate_with_no_sync")
 def accumulate_with_no_sync(ns: Namespace, draw: Draw) -> list:
     """accumulate_with_no_sync on real ranks: one all-reduce, the large-batch gradient and step"""
-    cases = [(draw.randint(0, 10**6), n_micro, draw.randint(1, 5), draw.randint(2, 6), draw.randint(2, 9),
-              draw.choice([0.05, 0.1, 0.2])) for n_micro in (1, draw.randint(2, 3), draw.randint(3, 5))]
-    return on_ranks(ns, "accumulate_ranks", "accumulate_with_no_sync", cases)
+    def cases(world: int) -> list:
+        return [(draw.randint(0, 10**6), n_micro, draw.randint(1, 5), draw.randint(2, 6), draw.randint(2, 9),
+                 draw.choice([0.05, 0.1, 0.2])) for n_micro in (1, draw.randint(2, 3), draw.randint(3, 5))]
+
+    return on_every_world(ns, "accumulate_ranks", "accumulate_with_no_sync", cases)
+
+
+_DIGITS: dict[str, torch.Tensor] = {}
+
+
+def digits_train() -> tuple[torch.Tensor, torch.Tensor]:
+    """The digits train split (images, labels), loaded once per grading process."""
+    if not _DIGITS:
+        train = digits.load(seed=0).train
+        _DIGITS.update(x=train.x, y=train.y)
+    return _DIGITS["x"], _DIGITS["y"]
+
+
+@probe("test_global_batch_gradients", rtol=1e-4, atol=1e-6)
+def global_batch_gradients(ns: Namespace, draw: Draw) -> dict:
+    """global_batch_gradients on a DigitsCNN on 2, 3, 4 ranks: rows r::W forwarded, the global-batch gradient"""
+    x_all, y_all = digits_train()
+
+    def cases(world: int) -> list:
+        # a batch that divides by the world size, and batches that do not (uneven shards)
+        sizes = [world * draw.randint(2, 6), world * draw.randint(2, 6) + draw.randint(1, world - 1),
+                 world * draw.randint(1, 4) + world - 1]
+        out = []
+        for n in sizes:
+            start = draw.randint(0, len(y_all) - n)
+            out.append((draw.randint(0, 10**6), x_all[start:start + n].clone(), y_all[start:start + n].clone()))
+        return out
+
+    return on_every_world(ns, "digits_ranks", "global_batch_gradients", cases)
 
 
 def call_trace(draw: Draw, world: int) -> list:
