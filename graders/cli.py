@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import SAWarning
 
@@ -81,19 +82,25 @@ def check(
 
 
 def _print_chapter(result: ChapterCheck) -> None:
+    """The chapter's verdicts as a table, then each failure, warning and shortfall in full, one line each."""
     if result.error:
-        console.print(f"[red]FAIL[/] {result.error}", soft_wrap=True)
+        console.print(f"[red]FAIL[/] {escape(result.error)}", soft_wrap=True)
         return
     table = Table(title=f"labs check {result.chapter}")
     for column in ("lab", "version", "expected", "points", "per cell", "verdict"):
         table.add_column(column, overflow="fold")
     for v in result.verdicts:
         per_cell = ", ".join(f"{c.grade_id} {c.score:g}/{c.points:g}" for c in v.cells)
-        verdict = "[green]ok[/]" if v.ok else f"[red]FAIL[/] {v.note}"
-        table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell, verdict)
+        table.add_row(v.lab, v.version, v.expectation, f"{v.score:g}/{v.max_score:g}", per_cell,
+                      "[green]ok[/]" if v.ok else "[red]FAIL[/] (below)")
     console.print(table)
+    for v in result.verdicts:
+        if not v.ok:
+            console.print(f"[red]FAIL[/] {escape(v.lab)} {escape(v.version)}: {escape(v.note)}", soft_wrap=True)
+        for line in v.warnings:  # the lab passes, but this is worth a look
+            console.print(f"[yellow]warning[/] {escape(v.lab)}: {escape(line)}", soft_wrap=True)
     for line in result.shortfalls:  # below the course standard, or a wrong solution nothing uses
-        console.print(f"[red]FAIL[/] {line}", soft_wrap=True)
+        console.print(f"[red]FAIL[/] {escape(line)}", soft_wrap=True)
 
 
 WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's folder; existing files are kept")]

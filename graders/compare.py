@@ -7,6 +7,7 @@ tensors only); text from the sandbox reaches a verdict only as a known exception
 from __future__ import annotations
 
 import builtins
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ import torch
 KNOWN_EXCEPTIONS = frozenset(
     {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
     | {n for n in dir(torch) if n.endswith("Error") and isinstance(getattr(torch, n), type)})
+SHORT_REPR = 60
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class Verdict:
     differing: int = 0
     cases: int = 1
     why: str = ""
+    detail: str = ""  # for the instructor only: the first differing case, path and values
 
 
 def exception_name(error: str) -> str:
@@ -63,6 +66,76 @@ def same(got: Any, want: Any, rtol: float | None, atol: float | None) -> bool:
     return got == want
 
 
+def short_repr(value: Any, at: tuple[int, ...] | None = None) -> str:
+    """A value in a few words: a tensor as shape/dtype (and its element ``at``), anything else cut short."""
+    if isinstance(value, torch.Tensor):
+        shape = "x".join(map(str, value.shape)) or "0-d"
+        element = f", [{', '.join(map(str, at))}] = {value[at].item()!r}" if at is not None else ""
+        return f"tensor({shape}, {str(value.dtype).removeprefix('torch.')}{element})"
+    text = repr(value)
+    return text if len(text) <= SHORT_REPR else text[:SHORT_REPR - 3] + "..."
+
+
+def _first_differing_element(got: torch.Tensor, want: torch.Tensor, rtol: float | None,
+                             atol: float | None) -> tuple[int, ...] | None:
+    """Index of the first element outside tolerance (else of the largest difference); None when empty."""
+    if want.numel() == 0:
+        return None
+    if not (want.is_floating_point() or want.is_complex()):
+        bad = (got != want).nonzero()
+        return tuple(int(i) for i in bad[0]) if len(bad) else None
+    close = torch.isclose(got, want, rtol=1.3e-6 if rtol is None else rtol,
+                          atol=1e-5 if atol is None else atol, equal_nan=True)
+    bad = (~close).nonzero()
+    if len(bad):
+        return tuple(int(i) for i in bad[0])
+    flat = int((got.to(torch.complex128) - want.to(torch.complex128)).abs().nan_to_num(0.0).argmax())
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), want.shape))
+
+
+def _tensor_difference(got: torch.Tensor, want: torch.Tensor, rtol: float | None, atol: float | None) -> str:
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return f"expected {short_repr(want)}, got {short_repr(got)}"
+    at = _first_differing_element(got, want, rtol, atol)
+    return f"expected {short_repr(want, at)}, got {short_repr(got, at)}"
+
+
+def first_difference(got: Any, want: Any, rtol: float | None = None, atol: float | None = None,
+                     path: str = "") -> str | None:
+    """Where ``got`` first differs from ``want`` (walking them as :func:`same` does), or None.
+
+    ``'["grads"][2]: expected tensor(3, float32, [1] = 0.5), got tensor(3, float32, [1] = 0.0)'``; the
+    path is empty for a top-level difference. Instructor side only: it shows values.
+    """
+    where = f"{path}: " if path else ""
+    if same(got, want, rtol, atol):
+        return None
+    if type(got) is not type(want) and not (isinstance(got, dict) and isinstance(want, dict)):
+        return f"{where}expected {type(want).__name__} {short_repr(want)}, got {type(got).__name__} {short_repr(got)}"
+    if isinstance(want, torch.Tensor):
+        return f"{where}{_tensor_difference(got, want, rtol, atol)}"
+    if isinstance(want, (list, tuple)):
+        if len(got) != len(want):
+            return f"{where}expected {len(want)} items, got {len(got)}"
+        return next(filter(None, (first_difference(g, w, rtol, atol, f"{path}[{i}]")
+                                  for i, (g, w) in enumerate(zip(got, want, strict=True)))), None)
+    if isinstance(want, dict):
+        if got.keys() != want.keys():
+            return f"{where}expected keys {sorted(want)}, got {sorted(got)}"
+        return next(filter(None, (first_difference(got[k], want[k], rtol, atol, f"{path}[{json.dumps(k)}]")
+                                  for k in want)), None)
+    return f"{where}expected {short_repr(want)}, got {short_repr(got)}"
+
+
+def first_differing_case(observed: list, expected: list, rtol: float | None, atol: float | None) -> str:
+    """``case 3 → ["grads"][2]: expected ..., got ...`` for the first case of a list that differs."""
+    for index, (got, want) in enumerate(zip(observed, expected, strict=True)):
+        found = first_difference(got, want, rtol, atol)
+        if found:
+            return f"case {index} → {found}" if found.startswith("[") else f"case {index}: {found}"
+    return ""
+
+
 def first_unplain(value: Any, depth: int = 0) -> str | None:
     """The first marker ``to_plain`` left for a value it could not carry (an nn.Module, a generator ...)."""
     if depth > 40:
@@ -91,9 +164,11 @@ def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None
     if isinstance(expected, list) and isinstance(observed, list) and len(observed) == len(expected):
         differing = sum(not same(g, w, rtol, atol) for g, w in zip(observed, expected, strict=True))
         why = f"{differing} of {len(expected)} cases differ from the reference" if differing else ""
-        return Verdict(differing == 0, differing, len(expected), why)
+        detail = first_differing_case(observed, expected, rtol, atol) if differing else ""
+        return Verdict(differing == 0, differing, len(expected), why, detail)
     ok = same(observed, expected, rtol, atol)
-    return Verdict(ok, 0 if ok else 1, 1, "" if ok else "differs from the reference")
+    return Verdict(ok, 0 if ok else 1, 1, "" if ok else "differs from the reference",
+                   "" if ok else first_difference(observed, expected, rtol, atol) or "")
 
 
 def points_for(verdict: Verdict, points: float, step: float | None) -> float:

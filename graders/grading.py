@@ -7,6 +7,7 @@ import ast
 import queue
 import secrets
 import threading
+import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class CellGrade:
     points: float
     score: float
     why: str = ""
+    detail: str = ""  # for the instructor only (labs check, results.json): the first differing case and values
+    visible_ok: bool | None = None  # whether the cell's visible tests passed (None: the cell never ran)
 
 
 class ScoredCells:
@@ -90,7 +93,7 @@ def load_lab(path: Path) -> Lab:
     if not probes_path.is_file():
         raise ValueError(f"{path}: no probe file {probes_path}")
     probes_source = probes_path.read_text(encoding="utf-8")
-    probes = load_probes(probes_source, str(probes_path))
+    probes = import_probes(probes_source, probes_path)
     tests = test_cells(source)
     missing = [t.grade_id for t in tests if t.grade_id not in probes]
     if missing:
@@ -98,6 +101,17 @@ def load_lab(path: Path) -> Lab:
     lab = Lab(path.parent.name, path.stem, source, probes_source, probes_path.name, probes, tests)
     lab.exclusive = any(m.startswith("labutils.launch") for m in warm_modules([lab]))
     return lab
+
+
+def import_probes(source: str, path: Path) -> dict[str, Probe]:
+    """A probe file's probes; one ``ValueError`` naming the file and line when it does not import."""
+    try:
+        return load_probes(source, str(path))
+    except SyntaxError as err:
+        raise ValueError(f"{path}:{err.lineno}: the probe file does not import: SyntaxError: {err.msg}") from err
+    except Exception as err:  # noqa: BLE001 - whatever the instructor's module raises, say where
+        line = next((f.lineno for f in reversed(traceback.extract_tb(err.__traceback__)) if f.filename == str(path)), None)
+        raise ValueError(f"{path}:{line}: the probe file does not import: {type(err).__name__}: {err}") from err
 
 
 def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
@@ -120,9 +134,10 @@ def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def job_for(lab: Lab, cells: Restored | list, salt: int) -> Job:
-    """The sandbox job of a notebook's cells, with the lab's probes."""
-    return Job(cells.cells if isinstance(cells, Restored) else cells, lab.probes_source, lab.probes_file, salt)
+def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False) -> Job:
+    """The sandbox job of a notebook's cells, with the lab's probes (``traceback``: the instructor's source only)."""
+    return Job(cells.cells if isinstance(cells, Restored) else cells, lab.probes_source, lab.probes_file, salt,
+               traceback=traceback)
 
 
 def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) -> list[CellGrade]:
@@ -146,7 +161,7 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
         if not verdict.ok:
             why.append(f"hidden check '{probe.description}': {verdict.why}")
         earned = points_for(verdict, test.points, probe.partial_step) if ran["ok"] else 0.0
-        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why)))
+        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why), verdict.detail, bool(ran["ok"])))
     return grades
 
 
@@ -205,16 +220,25 @@ def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> d
     """Each lab's source run once in the sandbox: the observations submissions must match."""
 
     def one(lab: Lab) -> dict:
-        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt), lab.exclusive)
-        broken = [g for g, r in (outcome.result or {}).get("probes", {}).items() if "error" in r]
-        if outcome.result is None or broken:
-            detail = f"probes {', '.join(broken)} failed" if broken else outcome.status
-            raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed ({detail}): "
+        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt, traceback=True), lab.exclusive)
+        broken = {g: r["error"] for g, r in (outcome.result or {}).get("probes", {}).items() if "error" in r}
+        if broken:
+            raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed: "
+                               + "\n".join(broken_probe(lab, g, error) for g, error in broken.items()))
+        if outcome.result is None:
+            raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed ({outcome.status}): "
                                f"{outcome.output_tail.strip().splitlines()[-1:] or ''}")
         return outcome.result
 
     with ThreadPoolExecutor(len(pool.workers)) as running:
         return dict(zip(labs, running.map(one, labs.values()), strict=True))
+
+
+def broken_probe(lab: Lab, grade_id: str, error: str) -> str:
+    """A probe that raised on the instructor's source: its exception and last frames, for the instructor."""
+    message, _, frames = error.partition("\n")
+    shown = "".join(f"\n    {line}" for line in frames.splitlines())
+    return f"probe {grade_id} ({lab.probes_file}) raised {message}{shown}"
 
 
 def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:

@@ -21,6 +21,7 @@ import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,6 +32,7 @@ ProbeFn = Callable[[Namespace, "Draw"], Observation]
 
 RAISED = "__raised__"
 MAX_STRING = 1000  # longer strings are cut here; the grader refuses them (graders.wire)
+TRACE_LINE = 180  # a frame of a reference probe's traceback: 3 of them and the message stay under MAX_STRING
 PLAIN_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
                 torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)
 
@@ -151,11 +153,23 @@ def seed_globals(seed: int) -> None:
         pass
 
 
-def run_probe(found: Probe, ns: Namespace, salt: int) -> dict[str, Observation]:
-    """``{"value": observation}`` or ``{"error": "<type>: <message>"}`` for one probe."""
+def run_probe(found: Probe, ns: Namespace, salt: int, with_trace: bool = False) -> dict[str, Observation]:
+    """``{"value": observation}`` or ``{"error": "<type>: <message>"}`` for one probe; ``with_trace``
+    appends the last frames of the traceback, a line each (reference runs: the instructor's own code)."""
     draw = Draw(salt, found.grade_id)
     seed_globals(draw.seed)
     try:
         return {"value": to_plain(found.fn(ns, draw))}
     except Exception as err:  # noqa: BLE001 - any failure of the code under test is a result
-        return {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+        error = f"{type(err).__name__}: {str(err)[:300]}"
+        return {"error": f"{error}\n{last_frames(err)}" if with_trace else error}
+
+
+def last_frames(err: BaseException, frames: int = 3) -> str:
+    """The innermost ``frames`` of ``err``'s traceback, one ``file:line in function: code`` line each."""
+    import traceback
+
+    inside_probe = err.__traceback__.tb_next if err.__traceback__ else None  # skip run_probe's own frame
+    found = traceback.extract_tb(inside_probe)[-frames:]
+    lines = [f"{Path(f.filename).name}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in found]
+    return "\n".join(line[:TRACE_LINE] for line in lines)

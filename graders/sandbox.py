@@ -141,7 +141,8 @@ class Worker:
         """Block until the zygote reports it has imported what jobs need."""
         ready = read_frame(self.proc.stdout.fileno())
         if ready is None:
-            raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})")
+            raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})"
+                               + start_failure_hint(self.log))
         if self.group:
             self.group.limit(self.limits.memory_bytes, self.limits.processes)
         protect_from_oom_killer(self.proc.pid)
@@ -161,7 +162,7 @@ class Worker:
                 "uid": FIRST_UID + self.slot, "env": {**job_env(self.threads), **job.env},
                 "base_processes": base_processes(),
                 "keep": [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")]}
-        probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt}
+        probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt, "traceback": job.traceback}
         oom_kills = self.group.oom_kills() if self.group else 0
         watch = self._watch()
         try:
@@ -292,6 +293,23 @@ def parse_cells(cells: Any) -> dict[str, dict[str, Any]] | None:
             return None
         out[key] = {"ok": cell["ok"], "error": cell["error"][:EXCERPT_CHARS]}
     return out
+
+
+PROJECT_PACKAGES = ("graders", "labutils")
+
+
+def start_failure_hint(log: Path | None) -> str:
+    """Why a sandbox did not start, when its log says so: ``: <last line>; <the fix>`` (else empty)."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if log else []
+    except OSError:
+        return ""
+    last = lines[-1] if lines else ""
+    missing = next((p for p in PROJECT_PACKAGES if f"No module named '{p}" in last), None)
+    if missing:
+        return (f": {last.strip()}; the sandbox sees only installed packages, not PYTHONPATH: "
+                f"pip install -e . (graders, labutils) in the venv ({sys.executable})")
+    return f": {last.strip()}" if last else ""
 
 
 def parse_result(header: dict, data: bytes) -> dict[str, Any] | None:

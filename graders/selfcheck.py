@@ -39,6 +39,7 @@ class Verdict(ScoredCells):
     cells: list[CellGrade]
     ok: bool
     note: str = ""
+    warnings: list[str] = field(default_factory=list)  # worth a look, but the lab still passes
 
 
 @dataclass(frozen=True)
@@ -151,18 +152,24 @@ def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Ver
     if not cells:
         verdict.note = error or "no graded cells found"
     elif version.expectation == "full":
-        short = [c.grade_id for c in cells if c.score < c.points]
+        short = [c for c in cells if c.score < c.points]
         verdict.ok = not short and not error
-        why = next((c.why for c in cells if c.score < c.points), "")
-        verdict.note = error or (f"below full marks: {', '.join(short)} ({why})" if short else "")
+        verdict.note = error or (f"below full marks: {', '.join(c.grade_id for c in short)} ({_why(short[0])})"
+                                 if short else "")
     elif version.expectation == "zero":
         scoring = [c.grade_id for c in cells if c.score > 0]
         verdict.ok = not scoring
         verdict.note = f"passes on the blank release (a broken test): {', '.join(scoring)}" if scoring else ""
+        verdict.warnings = [f"{c.grade_id}: the visible test passes on the blank release" for c in cells if c.visible_ok]
     else:
         verdict.ok = verdict.score < verdict.max_score
         verdict.note = "" if verdict.ok else "earned full marks: the tests do not catch this mistake"
     return verdict
+
+
+def _why(cell: CellGrade) -> str:
+    """Why a cell lost points, with the first differing case when there is one (instructor side)."""
+    return f"{cell.why}; first difference: {cell.detail}" if cell.detail else cell.why
 
 
 def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
@@ -213,7 +220,7 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Pa
 def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int,
                    standard: Standard = Standard()) -> list[ChapterCheck]:
     """Self-check the chapters with ``jobs`` sandboxes shared by all of them."""
-    labs = [load_lab(p) for folder in chapter_dirs for p in sorted(folder.glob("lab_*.ipynb")) if _probed(p)]
+    labs = [lab for folder in chapter_dirs for p in sorted(folder.glob("lab_*.ipynb")) if (lab := _loadable(p))]
     pool = Pool(jobs, Limits(), 1, True, build_root / "logs", warm_modules(labs)).ready()
     try:
         return [check_chapter(pool, folder, build_root, wrong_dir, jobs, standard) for folder in chapter_dirs]
@@ -221,5 +228,9 @@ def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, 
         pool.close()
 
 
-def _probed(lab: Path) -> bool:
-    return (lab.parent / "probes" / f"{lab.stem}.py").is_file()
+def _loadable(path: Path) -> Lab | None:
+    """The lab, or None when it cannot be loaded (its chapter's check then says why, in one line)."""
+    try:
+        return load_lab(path)
+    except (ValueError, OSError):
+        return None

@@ -148,7 +148,8 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
     os.close(pipes["control"])
     probes = json.loads(read_frame(pipes["probes"]) or b"{}")
-    observations = run_probes(probes.get("source", ""), probes.get("file", ""), ns, int(probes.get("salt", 0)))
+    observations = run_probes(probes.get("source", ""), probes.get("file", ""), ns, int(probes.get("salt", 0)),
+                              bool(probes.get("traceback")))
     sys.stdout.flush()
     sys.stderr.flush()
     data = wire.encode({"probes": observations})

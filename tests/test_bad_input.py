@@ -49,3 +49,25 @@ def test_memory_sizes_are_read_as_users_type_them():
     assert parse_size("512M") == 512 * 2**20 and parse_size("4096") == 4 * 2**30
     assert parse_size("1.5g") == 3 * 2**29
     assert parse_size("lots") is None and parse_size("2X") is None and parse_size("-1G") is None
+
+
+def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # An interpreter that sees no site-packages: like a checkout whose packages are only on PYTHONPATH,
+    # which the sandbox clears.
+    import sys
+
+    from graders.jail import Limits
+    from graders.sandbox import Worker
+
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    python.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    worker = Worker(0, Limits(), 1, use_bwrap=False, log=tmp_path / "worker0.log")
+    with pytest.raises(RuntimeError) as raised:
+        worker.start()
+    worker.close()
+    message = str(raised.value)
+    assert message.startswith(f"sandbox worker 0 did not start (see {tmp_path / 'worker0.log'}): ")
+    assert "No module named 'graders'" in message
+    assert "the sandbox sees only installed packages, not PYTHONPATH: pip install -e . (graders, labutils)" in message

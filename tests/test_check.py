@@ -22,7 +22,7 @@ def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
     assert "5/5" in out and "0/5" in out
     assert out.count("wrong solution") == 2
     assert "scale__in_place.py" in out and "relu_grad__sign.py" in out
-    assert "FAIL" not in out
+    assert "FAIL" not in out and "warning" not in out
 
 
 def test_weak_test_that_passes_on_blank_release_fails_the_check(tmp_path: Path):
@@ -30,6 +30,7 @@ def test_weak_test_that_passes_on_blank_release_fails_the_check(tmp_path: Path):
                   *FIXTURE_STANDARD)
     assert result.returncode == 1
     assert "passes on the blank release (a broken test): test_scale" in result.stdout
+    assert "warning lab_weak.ipynb: test_scale: the visible test passes on the blank release" in result.stdout
 
 
 def test_unknown_chapter_is_one_line_exit_2():
@@ -61,3 +62,74 @@ def test_wrong_solution_files_nothing_uses_are_reported(tmp_path: Path):
     out = " ".join(result.stdout.split())
     assert "scael__typo.py: no solution cell has grade_id 'scael' (known: relu_grad, scale)" in out
     assert "scale_no_slug.py: not named <solution grade_id>__<slug>.py, so no exercise uses it" in out
+
+
+def _fixture_copy(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the fixture course and its wrong solutions, to break one thing in."""
+    import shutil
+
+    course, wrong = tmp_path / "course", tmp_path / "wrong"
+    shutil.copytree(FIXTURES / "course", course)
+    shutil.copytree(FIXTURES / "wrong_solutions", wrong)
+    return course, wrong
+
+
+def _check(course: Path, wrong: Path, build: Path) -> tuple[int, str]:
+    result = labs("check", "fx_basic", "--course", str(course), "--wrong-solutions", str(wrong),
+                  "--build", str(build), *FIXTURE_STANDARD)
+    return result.returncode, " ".join((result.stdout + result.stderr).split())
+
+
+def test_a_probe_raising_on_the_source_shows_its_exception_and_frames(tmp_path: Path):
+    course, wrong = _fixture_copy(tmp_path)
+    probes = course / "fx_basic" / "probes" / "lab_basic.py"
+    probes.write_text(probes.read_text().replace('return [ns["relu_grad"]', 'return [no_such_helper(ns)'))
+    code, out = _check(course, wrong, tmp_path / "b")
+    assert code == 1, out
+    assert ("probe test_relu_grad (lab_basic.py) raised NameError: name 'no_such_helper' is not defined" in out), out
+    assert "lab_basic.py:" in out and "in relu_grad: return [no_such_helper(ns)" in out, out
+    assert "torch 2." not in out  # not the notebook's last output line any more
+
+
+def test_a_field_that_differs_between_runs_names_the_first_case_and_key(tmp_path: Path):
+    course, wrong = _fixture_copy(tmp_path)
+    probes = course / "fx_basic" / "probes" / "lab_basic.py"
+    probes.write_text(probes.read_text().replace(
+        'return [ns["relu_grad"](draw.randn(draw.randint(1, 40))) for _ in range(5)]',
+        'import time\n    return [{"grad": ns["relu_grad"](draw.randn(3)), "when": time.time_ns()} for _ in range(5)]'))
+    code, out = _check(course, wrong, tmp_path / "b")
+    assert code == 1, out
+    assert "below full marks: test_relu_grad (hidden check 'relu_grad on random inputs': 5 of 5 cases differ" in out
+    assert 'first difference: case 0 → ["when"]: expected ' in out, out
+
+
+def test_a_missing_or_broken_probe_file_is_one_line_naming_it(tmp_path: Path):
+    course, wrong = _fixture_copy(tmp_path)
+    probes = course / "fx_basic" / "probes" / "lab_basic.py"
+    text = probes.read_text()
+    probes.write_text(text.replace("from graders.probing", "undefined_name\nfrom graders.probing"))
+    code, out = _check(course, wrong, tmp_path / "b")
+    assert code == 1 and "Traceback" not in out, out
+    assert f"{probes}:3: the probe file does not import: NameError: name 'undefined_name' is not defined" in out, out
+    probes.write_text(text.replace("def scale(", "def scale(("))
+    result = labs("grade", str(tmp_path / "nothing"), "--course", str(course), "--root", str(tmp_path / "g"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert f"{probes}:7: the probe file does not import: SyntaxError" in " ".join(result.stderr.split())
+    probes.unlink()
+    code, out = _check(course, wrong, tmp_path / "c")
+    assert code == 1 and "Traceback" not in out, out
+    assert f"no probe file {probes}" in out
+
+
+def test_only_jobs_of_the_source_carry_a_probe_traceback():
+    from graders.job import Job, run_probes
+
+    source = 'from graders.probing import probe\n\n@probe("test_x")\ndef x(ns, draw):\n    """x"""\n    return ns["f"]()\n'
+    ns = {"f": lambda: 1 / 0}
+    student = run_probes(source, "lab_x.py", ns, 1)["test_x"]["error"]
+    reference = run_probes(source, "lab_x.py", ns, 1, traceback=True)["test_x"]["error"]
+    assert student == "ZeroDivisionError: division by zero"
+    assert reference.startswith(student + "\nlab_x.py:6 in x: return ns[\"f\"]()\n"), reference
+    assert Job.from_plain(Job([], traceback=True).to_plain()).traceback
+    assert not Job.from_plain(Job([]).to_plain()).traceback
+

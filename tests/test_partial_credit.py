@@ -37,3 +37,30 @@ def test_a_reference_the_grader_cannot_compare_is_a_broken_probe():
     marker = {"__unplain__": "Linear"}
     verdict = compare({"value": [1, marker]}, {"value": [1, marker]})
     assert not verdict.ok and "cannot compare (Linear): a broken probe" in verdict.why
+
+
+def test_first_difference_names_the_case_the_key_path_and_both_values():
+    import torch
+
+    from graders.compare import first_difference
+
+    want = [{"grads": [torch.zeros(2), torch.tensor([1.0, 2.0, 3.0])]}, {"grads": [1]}]
+    got = [{"grads": [torch.zeros(2), torch.tensor([1.0, 2.5, 3.0])]}, {"grads": [1]}]
+    assert first_difference(got, want) == \
+        '[0]["grads"][1]: expected tensor(3, float32, [1] = 2.0), got tensor(3, float32, [1] = 2.5)'
+    assert first_difference(want, want) is None
+    assert first_difference(torch.zeros(2, 3), torch.zeros(3, 2)) == \
+        "expected tensor(3x2, float32), got tensor(2x3, float32)"
+    assert first_difference([1], [1, 2]) == "expected 2 items, got 1"
+    assert first_difference({"a": 1}, {"b": 1}) == "expected keys ['b'], got ['a']"
+    assert first_difference("x" * 200, 1.0).startswith("expected float 1.0, got str 'xxx")
+    assert len(first_difference("x" * 200, "y")) < 150
+
+
+def test_the_verdict_details_the_first_differing_case_but_why_stays_as_students_see_it():
+    verdict = compare({"value": [1, {"k": [0, 5]}, 3]}, {"value": [1, {"k": [0, 4]}, 9]})
+    assert verdict.why == "2 of 3 cases differ from the reference"
+    assert verdict.detail == 'case 1 → ["k"][1]: expected 4, got 5'
+    assert compare({"value": [1, 2]}, {"value": [1, 3]}).detail == "case 1: expected 3, got 2"
+    assert compare({"value": 3}, {"value": 4}).detail == "expected 4, got 3"
+    assert compare({"value": [1]}, {"value": [1]}).detail == ""
