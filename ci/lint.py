@@ -1,16 +1,17 @@
-"""`labs lint`: the notebook conventions of DESIGN.md, as ``file:cell: message`` problems."""
+"""`labs lint`: the notebook conventions of docs/authoring.md, as ``file:cell: message`` problems
+(more rules, one function each, in :mod:`ci.lint_rules`)."""
 
 from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 
-from ci import copies, skips
+from ci import copies, lint_rules, skips
+from ci.lint_rules import Problem, assigned_names
 from ci.notebooks import BadInput, chapter_of, is_lab, read
 
 REQUIRED_PARAMETERS = ("DEVICE", "SMOKE")
@@ -19,19 +20,6 @@ HIDDEN_MARKER = "### BEGIN HIDDEN TESTS"
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 EXERCISE_TAG, SELF_CHECK_TAG = "exercise", "self-check"
 MIN_EXERCISES = 3
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One convention a notebook breaks; ``cell`` is the 0-based cell index or None for the file."""
-
-    path: Path
-    cell: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.cell}" if self.cell is not None else f"{self.path}"
-        return f"{where}: {self.message}"
 
 
 def lint(paths: list[Path]) -> list[Problem]:
@@ -54,10 +42,12 @@ def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     problems = _parameters_cell(path, nb) + _stripped(path, nb) + _nbgrader_cells(path, nb) + _silent_skips(path, nb)
     if nb.metadata.get("kernelspec", {}).get("name") != "python3":
         problems.append(Problem(path, None, "kernelspec must be python3 (run `labs lint --fix`)"))
+    problems += lint_rules.apply(lint_rules.NOTEBOOK_RULES, path, nb)
     if is_lab(path):
-        problems += _lab_has_hidden_tests(path, nb) + _lab_has_probes(path, nb) + _copied_solutions(path, nb)
+        problems += _lab_has_probes(path, nb) + _copied_solutions(path, nb)
+        problems += lint_rules.apply(lint_rules.LAB_RULES, path, nb)
     else:
-        problems += _lesson_exercises(path, nb)
+        problems += _lesson_exercises(path, nb) + lint_rules.apply(lint_rules.LESSON_RULES, path, nb)
     return problems
 
 
@@ -68,20 +58,10 @@ def _parameters_cell(path: Path, nb: NotebookNode) -> list[Problem]:
     problems = []
     if "parameters" not in cell.metadata.get("tags", []):
         problems.append(Problem(path, 0, "first cell must be tagged 'parameters' (papermill)"))
-    missing = [name for name in REQUIRED_PARAMETERS if name not in _assigned_names(cell.source)]
+    missing = [name for name in REQUIRED_PARAMETERS if name not in assigned_names(cell.source)]
     if missing:
         problems.append(Problem(path, 0, f"parameters cell must define {' and '.join(missing)}"))
     return problems
-
-
-def _assigned_names(source: str) -> set[str]:
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return set()
-    return {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(t, ast.Name)}
 
 
 def _stripped(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -123,13 +103,6 @@ def _duplicate_grade_ids(path: Path, nb: NotebookNode, seen: dict[str, tuple[Pat
         else:
             seen[grade_id] = (path, i)
     return problems
-
-
-def _lab_has_hidden_tests(path: Path, nb: NotebookNode) -> list[Problem]:
-    graded = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
-    if not any(HIDDEN_MARKER in c.source for c in graded):
-        return [Problem(path, None, "a lab needs at least one graded test cell with '### BEGIN HIDDEN TESTS'")]
-    return []
 
 
 def _lab_has_probes(path: Path, nb: NotebookNode) -> list[Problem]:

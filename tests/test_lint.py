@@ -155,3 +155,59 @@ def test_solutions_in_several_regions_or_fragments_are_still_measured():
     lesson = copies.shown("lesson", "ctx.lam = lam\nreturn x.view_as(x)\nreturn -ctx.lam * g, None")
     assert copies.nearest_copy(code, [lesson]) is not None
     assert copies.normalised("x = (1,\n") is not None  # a fragment: raw tokens, never skipped
+
+
+def test_every_rule_of_the_authoring_guide_is_enforced(tmp_path: Path):
+    def meta(index: int, **change):
+        return lambda nb: nb.cells[index].metadata.nbgrader.update(change)
+
+    def source(index: int, text: str):
+        return lambda nb: setattr(nb.cells[index], "source", text)
+
+    cases = {
+        "test cell 'test_scale' must be locked": meta(5, locked=False),
+        "test cell 'test_scale' lacks '### BEGIN HIDDEN TESTS'": lambda nb: setattr(
+            nb.cells[5], "source", nb.cells[5].source.split("### BEGIN HIDDEN TESTS")[0]),
+        "test cell 'test_scale' lacks '### END HIDDEN TESTS'": lambda nb: setattr(
+            nb.cells[5], "source", nb.cells[5].source.replace("### END HIDDEN TESTS", "")),
+        "parameters cell must hold only DEVICE and SMOKE (found STEPS": source(0, 'DEVICE = "auto"\nSMOKE = False\nSTEPS = 3'),
+        "setup(DEVICE) without a seed": source(1, "from labutils import setup\nDEVICE = setup(DEVICE)"),
+        "cell 1 must be `DEVICE = setup(DEVICE, seed=0)`": source(1, "import torch"),
+        "nbgrader metadata of 'test_scale' lacks schema_version": lambda nb: nb.cells[5].metadata.nbgrader.pop(
+            "schema_version"),
+        "nbgrader schema_version must be 3, got 1": meta(4, schema_version=1),
+        "cell 2 must be the markdown title": source(2, "## Not a title"),
+        "solution cell 'scale' must define a function or class with a docstring": lambda nb: setattr(
+            nb.cells[4], "source", nb.cells[4].source.replace('"""Return t * factor as a new tensor (t unchanged)."""', "")),
+    }
+    for expected, change in cases.items():
+        problems = [str(p) for p in lint([_mutated(tmp_path, change)])]
+        assert any(expected in p for p in problems), (expected, problems)
+    assert lint([_mutated(tmp_path, lambda nb: None)]) == []
+
+
+def test_a_lesson_file_needs_its_number_prefix(tmp_path: Path):
+    lesson = tmp_path / "passes.ipynb"
+    shutil.copy(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", lesson)
+    assert [p.message for p in lint([lesson])] == [
+        "a lesson's file name starts with its number: N_passes.ipynb (1_, 2_, 3_ ...)"]
+    shutil.copy(lesson, tmp_path / "1_passes.ipynb")
+    assert lint([tmp_path / "1_passes.ipynb"]) == []
+
+
+def test_probes_need_docstrings_and_myths_an_experiment_then_a_rule(tmp_path: Path):
+    path = _mutated(tmp_path, lambda nb: None)
+    probes = tmp_path / "probes" / "lab_x.py"
+    probes.write_text(probes.read_text().replace('    """relu_grad on random inputs"""\n', ""))
+    assert [str(p) for p in lint([path])] == [
+        f"{probes}: line 18: probe relu_grad needs a docstring naming the check (students read its first line "
+        "in their feedback)"]
+    nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("**Myth:** views copy."))
+    lesson = tmp_path / "1_myth.ipynb"
+    nbformat.write(nb, lesson)
+    assert [p.message for p in lint([lesson])] == [
+        "a Myth: needs an experiment (a code cell) after it, then a Rule: cell"]
+    nb.cells += [nbformat.v4.new_code_cell("assert True"), nbformat.v4.new_markdown_cell("**Rule:** they do not.")]
+    nbformat.write(nb, lesson)
+    assert lint([lesson]) == []
