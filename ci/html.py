@@ -1,14 +1,21 @@
-"""Static HTML of the executed notebooks: ``report_dir/site`` with one index page per chapter.
+"""The static course (``labs run --html``): the executed notebooks as a MkDocs Material site.
 
-Every picture is inside its page (PNG/JPEG as data URIs, SVG inline, markdown images embedded), so
-the site reads offline; MathJax is the only script fetched from a CDN and it loads asynchronously,
-so it never delays the page (offline, formulas stay as TeX). A failed notebook still gets its page,
-with a banner saying why, and is marked failed in the indexes.
+``render_site`` writes a MkDocs project into ``report_dir/site-src`` (a copy of each executed
+notebook with a status box as its first cell, a Markdown index per chapter and for the course,
+``mkdocs.yml``) and builds it into ``report_dir/site`` with mkdocs-jupyter, which renders the
+notebooks as they ran (nothing is executed again). Pages use plain ``.html`` URLs, so the folder
+reads from ``file://``; Material's offline plugin inlines the search index into a script, and a
+small local stand-in for the worker shim Material would fetch from unpkg runs the search worker
+from ``file://`` as well, so navigation, pictures (data URIs and inline SVG) and full-text search
+all work with no server and no network.
 """
 
 from __future__ import annotations
 
 import html
+import json
+import logging
+import os
 import re
 import shutil
 from collections.abc import Iterable
@@ -16,59 +23,61 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-from jinja2 import DictLoader
-from nbconvert import HTMLExporter
+import yaml
 
 from ci.runner import NotebookResult
+from ci.site import hooks
 
 SITE = "site"
-PAGE_TEMPLATE = "labs_page.html.j2"
+SOURCE = "site-src"
+ASSETS = "assets/labs"
+MATHJAX = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+WORKER_SHIM = f"{ASSETS}/iframe-worker.js"  # the name keeps Material's offline plugin from adding unpkg's
 
-# Extends nbconvert's `lab` template: no require.js, MathJax async, SVG inline, a navigation bar.
-_PAGE = r"""{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-{%- block html_head_js_mathjax -%}
-<script type="text/x-mathjax-config">
-MathJax.Hub.Config({tex2jax: {inlineMath: [['$', '$'], ['\\(', '\\)']], processEscapes: true},
-                    messageStyle: 'none'});
-</script>
-<script async src="{{ resources.mathjax_url }}"></script>
-{%- endblock html_head_js_mathjax -%}
-{%- block html_head_css -%}
-<style type="text/css">{{ resources.labs.css }}</style>
-{%- endblock html_head_css -%}
-{%- block body_header -%}
-{{ super() }}
-<nav class="labs-nav">{{ resources.labs.nav }}</nav>
-{{ resources.labs.banner }}
-{%- endblock body_header -%}
-{% block data_svg scoped -%}
-<div class="jp-RenderedSVG jp-OutputArea-output {{ extra_class }}" data-mime-type="image/svg+xml">
-{{ output.data['image/svg+xml'] | inline_svg }}
-</div>
-{%- endblock data_svg %}
+# Web workers cannot start from file:// pages, so Material's search (a worker) needs a stand-in
+# there: this runs the worker script in a hidden same-origin iframe and passes messages through it.
+_SHIM_JS = r"""(function () {
+  if (location.protocol !== "file:") return;
+  class FileWorker extends EventTarget {
+    constructor(url) {
+      super();
+      this.pending = [];
+      this.frame = document.createElement("iframe");
+      this.frame.hidden = true;
+      document.documentElement.appendChild(this.frame);
+      const scope = this.frame.contentWindow;
+      scope.postMessage = (data) =>
+        this.dispatchEvent(new MessageEvent("message", {data: data}));
+      const script = scope.document.createElement("script");
+      script.src = new URL(url, location.href).href;
+      script.onload = () => {
+        this.scope = scope;
+        this.pending.splice(0).forEach((data) => this.postMessage(data));
+      };
+      script.onerror = () => this.dispatchEvent(new Event("error"));
+      scope.document.head.appendChild(script);
+    }
+    postMessage(data) {
+      if (!this.scope) { this.pending.push(data); return; }
+      this.scope.dispatchEvent(new this.scope.MessageEvent("message", {data: data}));
+    }
+    terminate() { this.frame.remove(); }
+  }
+  window.Worker = FileWorker;
+})();
 """
 
 _CSS = """
-.labs-nav { font: 14px/1.4 system-ui, sans-serif; padding: 8px 0 12px; }
-.labs-nav a { margin-right: 1em; }
-.labs-failure { font: 14px/1.4 system-ui, sans-serif; border: 2px solid #c62828; background: #ffebee;
-  padding: 8px 12px; margin: 0 0 16px; }
+.labs-run { font-size: .75rem; color: #555; margin: 0 0 .8em; }
+.labs-failure { border: 2px solid #c62828; background: #ffebee; padding: 8px 12px; margin: 0 0 16px; }
 .labs-failure pre { white-space: pre-wrap; margin: 6px 0 0; }
-"""
-
-_INDEX_CSS = """
-body { font: 15px/1.5 system-ui, sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em; color: #222; }
-table { border-collapse: collapse; width: 100%; margin-bottom: 1.5em; }
-th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #ddd; vertical-align: top; }
-td.time { text-align: right; white-space: nowrap; }
+.labs-skipped { border-left: 4px solid #f9a825; background: #fffde7; padding: 6px 12px; margin: 0 0 16px; }
+.labs-table td.time { text-align: right; white-space: nowrap; }
 .passed { color: #2e7d32; font-weight: 600; }
 .failed, .timeout, .killed { color: #c62828; font-weight: 600; }
-.error { color: #555; font-size: 13px; white-space: pre-wrap; }
-.skipped { color: #8a6d00; font-size: 13px; }
+.labs-table .error { color: #555; font-size: .7rem; white-space: pre-wrap; }
+.labs-table .skipped { color: #8a6d00; font-size: .7rem; }
 """
-
-_XML_PROLOG = re.compile(r"\A\s*(<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*|<!--.*?-->\s*)*", re.S)
 
 
 @dataclass
@@ -85,37 +94,88 @@ class Page:
         """The page, relative to the site root."""
         return f"{self.chapter}/{self.slug}.html"
 
-
-def inline_svg(svg: str) -> str:
-    """An SVG document as an element to place in HTML: XML prolog, DOCTYPE and leading comments removed."""
-    return _XML_PROLOG.sub("", svg, count=1)
+    @property
+    def source(self) -> str:
+        """The notebook copy in the MkDocs docs folder, relative to it."""
+        return f"{self.chapter}/{self.slug}.ipynb"
 
 
 def render_site(results: list[NotebookResult], report_dir: Path) -> Path:
-    """Render executed notebooks to ``report_dir/site`` with an index page per chapter; returns index.html."""
-    site = Path(report_dir) / SITE
-    if site.exists():
-        shutil.rmtree(site)
-    site.mkdir(parents=True)
-    exporter = _exporter()
+    """Build ``report_dir/site`` from the executed notebooks of ``results``; returns its index.html."""
+    report_dir = Path(report_dir).resolve()
+    site, source = report_dir / SITE, report_dir / SOURCE
+    for folder in (site, source):
+        if folder.exists():
+            shutil.rmtree(folder)
     pages = _plan_pages(results)
-    for page in pages:
-        target = site / page.href
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_render_notebook(exporter, page), encoding="utf-8")
     chapters = _by_chapter(pages)
-    for chapter, chapter_pages in chapters.items():
-        (site / chapter / "index.html").write_text(_chapter_index(chapter, chapter_pages), encoding="utf-8")
-    index = site / "index.html"
-    index.write_text(_site_index(chapters), encoding="utf-8")
-    return index
+    docs = source / "docs"
+    _write_docs(docs, chapters, _run_info(report_dir / "report.json"))
+    config = source / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(mkdocs_config(chapters, docs, site), sort_keys=False), encoding="utf-8")
+    _build(config)
+    return site / "index.html"
 
 
-def _exporter() -> HTMLExporter:
-    exporter = HTMLExporter(extra_loaders=[DictLoader({PAGE_TEMPLATE: _PAGE})], template_file=PAGE_TEMPLATE,
-                            embed_images=True)
-    exporter.register_filter("inline_svg", inline_svg)
-    return exporter
+def mkdocs_config(chapters: dict[str, list[Page]], docs: Path, site: Path) -> dict:
+    """The MkDocs configuration: Material, offline search, mkdocs-jupyter rendering without executing."""
+    nav: list = [{"Course": "index.md"}]
+    for chapter, pages in chapters.items():
+        nav.append({chapter: [f"{chapter}/index.md", *({p.title: p.source} for p in pages)]})
+    return {
+        "site_name": "PyTorch Labs",
+        "docs_dir": str(docs), "site_dir": str(site), "use_directory_urls": False,
+        "theme": {"name": "material", "font": False,
+                  "features": ["navigation.indexes", "navigation.sections", "search.highlight"]},
+        "extra": {"polyfills": [WORKER_SHIM]},
+        "extra_css": [f"{ASSETS}/labs.css"],
+        "plugins": ["search", "offline",
+                    {"mkdocs-jupyter": {"include": ["*.ipynb"], "execute": False, "cache": False,
+                                        "include_requirejs": False, "ignore_h1_titles": True,
+                                        "custom_mathjax_url": MATHJAX}}],
+        "markdown_extensions": ["tables", "attr_list", "md_in_html"],
+        "hooks": [str(Path(hooks.__file__).resolve())],  # SVG outputs inline
+        "nav": nav,
+    }
+
+
+def _build(config: Path) -> None:
+    """``mkdocs build`` in this process, quiet unless something goes wrong."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
+    loggers = [logging.getLogger(name) for name in ("mkdocs", "traitlets", "NbConvertApp")]
+    levels = [log.level for log in loggers]
+    for log in loggers:
+        log.setLevel(logging.ERROR)
+    try:
+        build(load_config(str(config)))
+    finally:
+        for log, level in zip(loggers, levels, strict=True):
+            log.setLevel(level)
+
+
+def _write_docs(docs: Path, chapters: dict[str, list[Page]], run: dict) -> None:
+    (docs / ASSETS).mkdir(parents=True)
+    (docs / WORKER_SHIM).write_text(_SHIM_JS, encoding="utf-8")
+    (docs / ASSETS / "labs.css").write_text(_CSS, encoding="utf-8")
+    every = [p for pages in chapters.values() for p in pages]
+    (docs / "index.md").write_text(_course_index(chapters, every, run), encoding="utf-8")
+    for chapter, pages in chapters.items():
+        (docs / chapter).mkdir(parents=True, exist_ok=True)
+        (docs / chapter / "index.md").write_text(_chapter_index(chapter, pages), encoding="utf-8")
+        for page in pages:
+            nbformat.write(_page_notebook(page), docs / page.source)
+
+
+def _run_info(report_json: Path) -> dict:
+    """What report.json says about the run as a whole (settings, machine, date), or {} without one."""
+    try:
+        data = json.loads(report_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {key: data.get(key) for key in ("created", "machine", "settings")}
 
 
 def _plan_pages(results: Iterable[NotebookResult]) -> list[Page]:
@@ -156,23 +216,45 @@ def _title(nb: nbformat.NotebookNode | None) -> str | None:
     return None
 
 
-def _render_notebook(exporter: HTMLExporter, page: Page) -> str:
-    result = page.result
-    nb = _load(result)
-    banner = ""
-    if not result.passed or nb is None:
+def _page_notebook(page: Page) -> nbformat.NotebookNode:
+    """The notebook as it ran, with a first cell saying how the run went (HTML, rendered as is)."""
+    nb = _load(page.result)
+    box = nbformat.v4.new_raw_cell(status_box(page.result, readable=nb is not None))
+    nb = nb or nbformat.v4.new_notebook()
+    box.metadata["raw_mimetype"] = "text/html"
+    nb.cells.insert(0, box)
+    return nb
+
+
+def status_box(result: NotebookResult, readable: bool = True) -> str:
+    """HTML for the top of a notebook's page: run figures, the failure and why, the skipped cells."""
+    parts = [f'<div class="labs-run">{html.escape(_run_line(result))}</div>']
+    if not result.passed or not readable:
         where = f" at cell {result.cell}" if result.cell is not None else ""
         why = result.error or "no error message recorded"
-        if nb is None:
+        if not readable:
             why = f"{why}\n(neither the executed notebook {result.output} nor the source could be read)"
-        banner = (f'<div class="labs-failure"><strong>{html.escape(result.status)}{where}</strong> after '
-                  f"{result.seconds:.1f} s<pre>{html.escape(why)}</pre></div>")
-    chapter, name = html.escape(page.chapter), html.escape(Path(result.notebook).name)
-    nav = f'<a href="../index.html">course</a><a href="index.html">{chapter}</a><span>{name}</span>'
-    resources = {"metadata": {"name": page.title, "path": str(Path(result.notebook).resolve().parent)},
-                 "labs": {"nav": nav, "banner": banner, "css": _CSS}}
-    body, _ = exporter.from_notebook_node(nb or nbformat.v4.new_notebook(), resources=resources)
-    return body
+        parts.append(f'<div class="labs-failure"><strong>{html.escape(result.status)}{where}</strong> after '
+                     f"{result.seconds:.1f} s<pre>{html.escape(why)}</pre></div>")
+    if result.skipped:
+        items = "".join(f"<li>cell {s['cell']}: {html.escape(s['why'])}</li>" for s in result.skipped)
+        parts.append(f'<div class="labs-skipped"><strong>{_need_cuda(len(result.skipped))}</strong> '
+                     f"(skipped on this run):<ul>{items}</ul></div>")
+    return "\n".join(parts)
+
+
+def _need_cuda(count: int) -> str:
+    return f"{count} cell needs CUDA" if count == 1 else f"{count} cells need CUDA"
+
+
+def _run_line(result: NotebookResult) -> str:
+    figures = [f"{result.status} in {result.seconds:.1f} s",
+               f"{result.executed_cells} of {result.code_cells} code cells executed"]
+    if result.peak_rss_mb is not None:
+        figures.append(f"peak RSS {result.peak_rss_mb:.0f} MiB")
+    if result.cuda_peak_mb is not None:
+        figures.append(f"CUDA peak {result.cuda_peak_mb:.0f} MiB")
+    return ", ".join(figures)
 
 
 def _by_chapter(pages: list[Page]) -> dict[str, list[Page]]:
@@ -180,16 +262,6 @@ def _by_chapter(pages: list[Page]) -> dict[str, list[Page]]:
     for page in sorted(pages, key=lambda p: (p.chapter, p.slug)):
         chapters.setdefault(page.chapter, []).append(page)
     return chapters
-
-
-def _document(title: str, body: str) -> str:
-    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{html.escape(title)}</title>\n<style>{_INDEX_CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n")
-
-
-def _status_cell(result: NotebookResult) -> str:
-    return f'<td class="{html.escape(result.status)}">{html.escape(result.status)}</td>'
 
 
 def _error_line(result: NotebookResult) -> str:
@@ -209,11 +281,13 @@ def _rows(pages: list[Page], prefix: str) -> str:
     for page in pages:
         r = page.result
         link = f'<a href="{html.escape(prefix + page.href)}">{html.escape(Path(r.notebook).name)}</a>'
-        rows.append(f'<tr><td>{link}'
-                    f"<br>{html.escape(page.title)}{_error_line(r)}{_skip_lines(r)}</td>{_status_cell(r)}"
-                    f'<td class="time">{r.seconds:.1f} s</td></tr>')
-    header = "<tr><th>notebook</th><th>status</th><th>time</th></tr>"
-    return f"<table>\n{header}\n" + "\n".join(rows) + "\n</table>\n"
+        status = f'<td class="{html.escape(r.status)}">{html.escape(r.status)}</td>'
+        rss = f"{r.peak_rss_mb:.0f} MiB" if r.peak_rss_mb is not None else "-"
+        rows.append(f"<tr><td>{link}<br>{html.escape(page.title)}{_error_line(r)}{_skip_lines(r)}</td>{status}"
+                    f'<td class="time">{r.seconds:.1f} s</td><td class="time">{rss}</td>'
+                    f'<td class="time">{r.executed_cells}/{r.code_cells}</td></tr>')
+    header = "<tr><th>notebook</th><th>status</th><th>time</th><th>peak RSS</th><th>cells run</th></tr>"
+    return f'<table class="labs-table">\n{header}\n' + "\n".join(rows) + "\n</table>\n"
 
 
 def _summary(pages: list[Page]) -> str:
@@ -222,20 +296,27 @@ def _summary(pages: list[Page]) -> str:
     skipped = sum(len(p.result.skipped) for p in pages)
     verdict = (f'<span class="failed">{failed} failed</span>' if failed
                else '<span class="passed">all passed</span>')
-    skips = f', <span class="skipped">{skipped} cells skipped (they need CUDA)</span>' if skipped else ""
+    skips = f', <span class="skipped">{_need_cuda(skipped)} (skipped)</span>' if skipped else ""
     return f"<p>{len(pages)} notebooks, {verdict}{skips}, {seconds:.0f} s of execution.</p>\n"
 
 
+def _settings_line(run: dict) -> str:
+    settings = run.get("settings") or {}
+    machine = run.get("machine") or {}
+    words = [f"{key} {value}" for key, value in settings.items() if value not in (None, False)]
+    words += [f"{key} {value}" for key, value in machine.items()]
+    when = f" on {run['created']}" if run.get("created") else ""
+    return f'<p class="labs-run">Run{when}: {html.escape(", ".join(words))}.</p>\n' if words or when else ""
+
+
 def _chapter_index(chapter: str, pages: list[Page]) -> str:
-    body = (f'<p><a href="../index.html">course</a></p>\n<h1>{html.escape(chapter)}</h1>\n'
-            + _summary(pages) + _rows(pages, "../"))
-    return _document(chapter, body)
+    return f"# {chapter}\n\n" + _summary(pages) + "\n" + _rows(pages, "../")
 
 
-def _site_index(chapters: dict[str, list[Page]]) -> str:
-    every = [p for pages in chapters.values() for p in pages]
-    parts = ["<h1>PyTorch Labs: the executed course</h1>\n", _summary(every)]
+def _course_index(chapters: dict[str, list[Page]], every: list[Page], run: dict) -> str:
+    parts = ["# PyTorch Labs: the executed course\n\n", _summary(every), "\n", _settings_line(run), "\n"]
     for chapter, pages in chapters.items():
-        parts.append(f'<h2><a href="{html.escape(chapter)}/index.html">{html.escape(chapter)}</a></h2>\n')
-        parts.append(_rows(pages, ""))
-    return _document("PyTorch Labs", "".join(parts))
+        parts.append(f"## {chapter}\n\n")
+        parts.append(f'<p><a href="{html.escape(chapter)}/index.html">{html.escape(chapter)}</a></p>\n\n')
+        parts.append(_rows(pages, "") + "\n")
+    return "".join(parts)

@@ -1,8 +1,7 @@
-"""The static course (`labs run --html`): a page per notebook, an index per chapter, pictures inside pages."""
+"""The static course (`labs run --html`): MkDocs Material pages of the executed notebooks, nav, search, run status."""
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from html.parser import HTMLParser
@@ -11,11 +10,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ci.html import inline_svg, render_site
+from ci.html import render_site
 from ci.runner import NotebookResult
-from tests.conftest import FIXTURES, ROOT, labs
+from ci.site.hooks import inline_svg, on_page_content
+from tests.conftest import FIXTURES, labs
 
-PICTURES = ROOT / "tests" / "browser" / "fixtures" / "fx_pictures"
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10" fill="#4c72b0"/></svg>'
+SKIP_WHY = "pinned-memory copies need a CUDA device (run with DEVICE='cuda' on a GPU)."
 RAISES = FIXTURES / "failing" / "raises"
 
 
@@ -36,97 +38,114 @@ def _tags(path: Path) -> list[tuple[str, dict[str, str | None]]]:
     return parser.tags
 
 
+def _executed_notebook(path: Path) -> Path:
+    """A lesson as `labs run` saves it: a title, a picture cell (PNG and SVG) and a cell skipped on CPU."""
+    nb = nbformat.v4.new_notebook()
+    picture = nbformat.v4.new_code_cell("draw()", execution_count=1)
+    picture.outputs = [nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
+                       nbformat.v4.new_output("display_data", data={"image/svg+xml": SVG})]
+    skipped = nbformat.v4.new_code_cell("cuda_only(DEVICE, 'pinned memory')", execution_count=2)
+    skipped.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"SKIPPED on cpu: {SKIP_WHY}\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 02.3 Pinned memory and streams\n\nWhere copies wait."),
+                picture, skipped]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+    return path
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One `labs run --html` over a picture notebook, the fixture course and a failing notebook."""
+    """render_site over a fake report: a passed lesson with a picture and a skip, a failed one, run settings."""
     report = tmp_path_factory.mktemp("report")
-    result = labs("run", str(PICTURES), str(FIXTURES / "course"), str(RAISES), "--smoke", "--device", "cpu",
-                  "--html", "--report", str(report), "--jobs", "2")
-    assert result.returncode == 1, result.stdout + result.stderr  # the raising notebook fails on purpose
-    printed = result.stdout.replace("\n", "")
-    assert f"static course: {report / 'site' / 'index.html'}" in printed, result.stdout
-    return report
+    lesson = _executed_notebook(report / "notebooks" / "course" / "02_tensors" / "3_streams.ipynb")
+    failed = _executed_notebook(report / "notebooks" / "course" / "02_tensors" / "lab_tensors.ipynb")
+    results = [
+        NotebookResult(notebook="course/02_tensors/3_streams.ipynb", status="passed", seconds=4.25,
+                       output=str(lesson), peak_rss_mb=251.4, code_cells=2, executed_cells=2,
+                       skipped=[{"cell": 2, "why": SKIP_WHY}]),
+        NotebookResult(notebook="course/02_tensors/lab_tensors.ipynb", status="failed", seconds=1.5,
+                       output=str(failed), code_cells=2, executed_cells=1, cell=2,
+                       error="Traceback ...\nValueError: strides disagree"),
+    ]
+    (report / "report.json").write_text(json.dumps({
+        "created": "2026-12-01T15:27:54+00:00", "machine": {"python": "3.11.7"},
+        "settings": {"device": "cpu", "smoke": True, "jobs": 2}, "notebooks": [r.to_dict() for r in results]}))
+    assert render_site(results, report) == report.resolve() / "site" / "index.html"
+    return report / "site"
 
 
-@pytest.mark.slow
-def test_every_link_resolves_and_every_notebook_has_a_page(site: Path):
-    root = site / "site"
-    pages = sorted(root.rglob("*.html"))
-    expected = {"index.html", "fx_pictures/index.html", "fx_pictures/1_pictures.html", "fx_basic/index.html",
-                "fx_basic/1_passes.html", "fx_basic/lab_basic.html", "raises/index.html",
-                "raises/1_raises.html"}
-    assert {p.relative_to(root).as_posix() for p in pages} == expected
-    linked: set[Path] = set()
-    for page in pages:
-        for tag, attrs in _tags(page):
-            href = attrs.get("href") if tag == "a" else None
-            if not href or href.startswith("#") or re.match(r"^[a-z]+:", href):
-                continue
-            target = (page.parent / href).resolve()
-            assert target.is_file(), f"{page.relative_to(root)} links to {href}, which does not exist"
-            linked.add(target)
-    assert linked >= {p.resolve() for p in pages if p.name != "index.html" or p.parent != root}
+def test_every_notebook_and_chapter_has_a_page(site: Path):
+    pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    assert {"index.html", "02_tensors/index.html", "02_tensors/3_streams.html", "02_tensors/lab_tensors.html"} <= pages
 
 
-@pytest.mark.slow
-def test_index_shows_status_and_time_per_notebook(site: Path):
-    report = json.loads((site / "report.json").read_text())
-    index = (site / "site" / "index.html").read_text()
-    for record in report["notebooks"]:
-        chapter, name = Path(record["notebook"]).parent.name, Path(record["notebook"]).name
-        link = f'<a href="{chapter}/{Path(name).stem}.html">{re.escape(name)}</a>'
-        row = re.search(rf"<tr><td>{link}.*?</tr>", index)
-        assert row, f"no row for {record['notebook']}"
-        assert f'<td class="{record["status"]}">{record["status"]}</td>' in row.group(0)
-        assert f"{record['seconds']:.1f} s" in row.group(0)
-    assert "1 failed" in index
-    chapter_index = (site / "site" / "raises" / "index.html").read_text()
-    assert '<td class="failed">failed</td>' in chapter_index
-    assert "ValueError: this notebook fails on purpose" in chapter_index
+def test_navigation_reaches_every_page_from_every_page(site: Path):
+    for page in ("index.html", "02_tensors/3_streams.html"):
+        nav = [attrs.get("href") for tag, attrs in _tags(site / page)
+               if tag == "a" and "md-nav__link" in (attrs.get("class") or "")]
+        resolved = {(site / page).parent.joinpath(h).resolve() for h in nav if h}
+        for target in ("index.html", "02_tensors/3_streams.html", "02_tensors/lab_tensors.html"):
+            assert (site / target).resolve() in resolved, f"{page}: no nav link to {target}"
+    streams = (site / "02_tensors" / "3_streams.html").read_text(encoding="utf-8")
+    assert "02.3 Pinned memory and streams" in streams  # the notebook's title names it in the nav
 
 
-@pytest.mark.slow
-def test_image_outputs_are_embedded_in_the_page(site: Path):
-    executed = next((site / "notebooks").rglob("1_pictures.ipynb"))
-    nb = nbformat.read(executed, as_version=4)
-    pngs = [o.data["image/png"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
-            if "image/png" in o.get("data", {})]
-    svgs = [o.data["image/svg+xml"] for c in nb.cells if c.cell_type == "code" for o in c.outputs
-            if "image/svg+xml" in o.get("data", {})]
-    assert pngs and svgs, "the picture fixture should draw a PNG (strides.show) and an SVG"
-    page = (site / "site" / "fx_pictures" / "1_pictures.html").read_text(encoding="utf-8")
-    for png in pngs:  # the very bytes the kernel produced, as a data URI
-        assert f'src="data:image/png;base64,{png.strip()}' in page.replace("\n", "")
-        assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
-    svg_outputs = re.findall(r'<div class="jp-RenderedSVG[^>]*>\s*(.*?)\s*</div>', page, re.S)
-    assert len(svg_outputs) == len(svgs)
-    for html_svg in svg_outputs:  # inline, not an <img> and not a document inside the document
-        assert html_svg.startswith("<svg") and "<?xml" not in html_svg and "<!DOCTYPE" not in html_svg
-    assert any('fill="#4c72b0"' in svg for svg in svg_outputs)  # the explicit SVG output, drawn inline
-    tags = _tags(site / "site" / "fx_pictures" / "1_pictures.html")
-    images = [attrs for tag, attrs in tags if tag == "img"]
-    assert images and all((attrs.get("src") or "").startswith("data:image/") for attrs in images)
+def test_search_index_holds_the_notebooks_text_and_the_skip_reason(site: Path):
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    text = {doc["location"]: doc["text"] for doc in index["docs"]}
+    streams = " ".join(t for loc, t in text.items() if loc.startswith("02_tensors/3_streams.html"))
+    assert "Where copies wait" in streams and "pinned-memory copies need a CUDA device" in streams
+    inlined = (site / "search" / "search_index.js").read_text(encoding="utf-8")
+    assert inlined.startswith("var __index = ")  # the offline plugin: search reads it from file:// too
 
 
-@pytest.mark.slow
-def test_pages_need_no_script_to_show_pictures(site: Path):
-    for page in (site / "site").rglob("*.html"):
-        for tag, attrs in _tags(page):
-            src = attrs.get("src") or ""
-            if tag == "script" and src:  # only MathJax comes from a CDN, and it never blocks the page
-                assert "mathjax" in src and "async" in attrs, f"{page.name}: blocking script {src}"
-            if tag in ("img", "link", "iframe") and re.match(r"^https?:", src or attrs.get("href") or ""):
-                raise AssertionError(f"{page.name}: {tag} fetched from the internet: {attrs}")
+def test_pages_show_pictures_inline_and_fetch_nothing_to_search(site: Path):
+    page = (site / "02_tensors" / "3_streams.html").read_text(encoding="utf-8")
+    assert f"data:image/png;base64,{PNG}" in page.replace("\n", "")
+    svg = re.search(r'<div class="jp-RenderedSVG[^>]*>\s*(.*?)\s*</div>', page, re.S)
+    assert svg and svg.group(1) == SVG  # inline, not an <img> and not a document inside the document
+    mathjax = False
+    for path in site.rglob("*.html"):
+        scripts = [attrs.get("src") or "" for tag, attrs in _tags(path) if tag == "script"]
+        assert not [s for s in scripts if "unpkg.com" in s], f"{path.name} loads the worker shim from unpkg"
+        assert any(s.endswith("assets/labs/iframe-worker.js") for s in scripts), path.name
+        online = [attrs for tag, attrs in _tags(path) if tag == "script" and re.match(r"^https?:", attrs.get("src") or "")]
+        for attrs in online:  # the only script from the internet, and it never blocks the page
+            assert "mathjax" in (attrs["src"] or "") and "async" in attrs, f"{path.name}: {attrs}"
+        mathjax |= bool(online)
+        images = [attrs.get("src") or "" for tag, attrs in _tags(path) if tag == "img"]
+        assert not [s for s in images if re.match(r"^https?:", s)], f"{path.name}: image from the internet"
+    assert mathjax, "no notebook page loads MathJax (formulas would stay TeX even online)"
 
 
-@pytest.mark.slow
+def test_skipped_cells_and_run_figures_are_shown(site: Path):
+    page = (site / "02_tensors" / "3_streams.html").read_text(encoding="utf-8")
+    box = re.search(r'<div class="labs-skipped">(.*?)</div>', page, re.S)
+    assert box and "1 cell needs CUDA" in box.group(1)
+    assert "<li>cell 2: pinned-memory copies need a CUDA device" in box.group(1)
+    assert "passed in 4.2 s, 2 of 2 code cells executed, peak RSS 251 MiB" in page
+    chapter = (site / "02_tensors" / "index.html").read_text(encoding="utf-8")
+    assert "cell 2 skipped: pinned-memory copies need a CUDA device" in chapter
+    course = (site / "index.html").read_text(encoding="utf-8")
+    assert "1 cell needs CUDA (skipped)" in course and "1 failed" in course
+    assert "device cpu, smoke True, jobs 2, python 3.11.7" in course and "2026-12-01T15:27:54" in course
+
+
+def test_status_and_time_per_notebook_in_the_indexes(site: Path):
+    for index, prefix in ((site / "index.html", ""), (site / "02_tensors" / "index.html", "../")):
+        text = index.read_text(encoding="utf-8")
+        for name, status, seconds in (("3_streams", "passed", "4.2 s"), ("lab_tensors", "failed", "1.5 s")):
+            row = re.search(rf'<tr><td><a href="{prefix}02_tensors/{name}.html">{name}.ipynb</a>.*?</tr>', text, re.S)
+            assert row, f"{index.name}: no row for {name}"
+            assert f'<td class="{status}">{status}</td>' in row.group(0) and seconds in row.group(0)
+        assert "ValueError: strides disagree" in text
+
+
 def test_failed_notebook_page_shows_the_error(site: Path):
-    page = (site / "site" / "raises" / "1_raises.html").read_text(encoding="utf-8")
+    page = (site / "02_tensors" / "lab_tensors.html").read_text(encoding="utf-8")
     banner = re.search(r'<div class="labs-failure">(.*?)</div>', page, re.S)
-    assert banner and "failed at cell 2" in banner.group(1)
-    assert "ValueError: this notebook fails on purpose" in banner.group(1)
-    assert page.count("this notebook fails on purpose") >= 2  # the banner and the traceback in the cell
-    assert '<div class="labs-failure">' not in (site / "site" / "fx_basic" / "1_passes.html").read_text()
+    assert banner and "failed at cell 2" in banner.group(1) and "ValueError: strides disagree" in banner.group(1)
+    assert '<div class="labs-failure">' not in (site / "02_tensors" / "3_streams.html").read_text(encoding="utf-8")
 
 
 def test_a_notebook_without_executed_output_still_gets_a_page(tmp_path: Path):
@@ -137,15 +156,32 @@ def test_a_notebook_without_executed_output_still_gets_a_page(tmp_path: Path):
                NotebookResult(notebook="elsewhere/fx_basic/index.ipynb", status="timeout", seconds=600.0,
                               output=str(tmp_path / "missing.ipynb"), error="timed out after 600 s")]
     index = render_site(results, tmp_path)
-    assert index == tmp_path / "site" / "index.html"
+    assert index == tmp_path.resolve() / "site" / "index.html"
     page = (tmp_path / "site" / "fx_basic" / "1_passes.html").read_text(encoding="utf-8")
     assert "<strong>killed at cell 4</strong> after 3.2 s" in page
     assert "kernel died (out of memory?)" in page and "A passing lesson" in page  # the source, unexecuted
     unreadable = (tmp_path / "site" / "fx_basic" / "index_2.html").read_text(encoding="utf-8")
     assert "timed out after 600 s" in unreadable and "could be read" in unreadable
-    chapter = (tmp_path / "site" / "fx_basic" / "index.html").read_text()
+    chapter = (tmp_path / "site" / "fx_basic" / "index.html").read_text(encoding="utf-8")
     assert '<td class="killed">killed</td>' in chapter and '<td class="timeout">timeout</td>' in chapter
     assert 'href="../fx_basic/index_2.html"' in chapter  # a notebook called index does not replace the index
+
+
+@pytest.mark.slow
+def test_labs_run_html_builds_the_site_from_the_executed_notebooks(tmp_path: Path):
+    result = labs("run", str(FIXTURES / "course"), str(RAISES), "--smoke", "--device", "cpu",
+                  "--html", "--report", str(tmp_path), "--jobs", "2")
+    assert result.returncode == 1, result.stdout + result.stderr  # the raising notebook fails on purpose
+    assert f"static course: {tmp_path.resolve() / 'site' / 'index.html'}" in result.stdout.replace("\n", "")
+    site = tmp_path / "site"
+    for page in ("fx_basic/1_passes.html", "fx_basic/lab_basic.html", "raises/1_raises.html"):
+        assert (site / page).is_file(), page
+    raises = (site / "raises" / "1_raises.html").read_text(encoding="utf-8")
+    assert "failed at cell 2" in raises and raises.count("this notebook fails on purpose") >= 2
+    executed = nbformat.read(next((tmp_path / "notebooks").rglob("1_passes.ipynb")), as_version=4)
+    outputs = [o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs]
+    printed = next(line for text in outputs for line in text.splitlines() if line.strip())
+    assert printed in (site / "fx_basic" / "1_passes.html").read_text(encoding="utf-8")  # as it ran
 
 
 def test_inline_svg_drops_the_xml_prolog():
@@ -155,3 +191,9 @@ def test_inline_svg_drops_the_xml_prolog():
            '<svg width="8pt" height="8pt"><g/></svg>\n')
     assert inline_svg(svg) == '<svg width="8pt" height="8pt"><g/></svg>\n'
     assert inline_svg("<svg/>") == "<svg/>"
+
+
+def test_svg_hook_leaves_other_images_and_bad_data_alone():
+    png = '<div class="jp-RenderedImage"><img src="data:image/png;base64,AAAA"></div>'
+    bad = '<div class="jp-RenderedSVG"><img src="data:image/svg+xml;base64,@@@"></div>'
+    assert on_page_content(png + bad) == png + bad

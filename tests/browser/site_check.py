@@ -1,10 +1,12 @@
-"""Open the static course (``labs run --html``) in Chromium, offline, and check every picture is there.
+"""Open the static course (``labs run --html``) in Chromium, offline from file://, and check it.
 
 As a command, after ``labs run ... --html --report build/report``::
 
     python -m tests.browser.site_check build/report/site/index.html [--shots build/report/browser/site]
+        [--search all_reduce --found-in 04_distributed]
 
-exits 1 and names the page when a picture output is missing, an image is broken or a link leads nowhere.
+exits 1 and names the page when a picture output is missing, an image is broken, a link leads nowhere,
+or the site's search box finds no page of chapter ``--found-in`` for ``--search``.
 """
 
 from __future__ import annotations
@@ -46,8 +48,12 @@ PICTURES_JS = """() => {
           svgs: document.querySelectorAll('.jp-RenderedSVG svg').length, missing, broken, external};
 }"""
 
-LINKS_JS = """() => [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))
+# Links in the page's content (not Material's navigation, which repeats every page on every page).
+LINKS_JS = """() => [...document.querySelectorAll('article a[href]')].map(a => a.getAttribute('href'))
   .filter(h => !h.startsWith('#') && !/^[a-z]+:/.test(h))"""
+
+SEARCH_INPUT = "input.md-search__input"
+SEARCH_RESULT = ".md-search-result__item a"
 
 
 @dataclass
@@ -68,6 +74,7 @@ class SiteCheck:
     chapters: list[str] = field(default_factory=list)
     pages: list[PageCheck] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    search_hits: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -75,7 +82,8 @@ class SiteCheck:
 
     def describe(self) -> str:
         lines = [f"{len(self.chapters)} chapters, {len(self.pages)} notebook pages, "
-                 f"{sum(p.pictures for p in self.pages)} pictures", *self.problems]
+                 f"{sum(p.pictures for p in self.pages)} pictures, {len(self.search_hits)} search results",
+                 *self.problems]
         lines += [f"{p.url}: {problem}" for p in self.pages for problem in p.problems]
         return "\n".join(lines)
 
@@ -117,11 +125,30 @@ def expected_pictures(report_json: Path) -> dict[str, int]:
     return expected
 
 
-def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
+def search(page, term: str, timeout_ms: float = 15_000) -> list[str]:
+    """Type ``term`` into the site's search box (on the page open in ``page``); the result links."""
+    page.click(SEARCH_INPUT)
+    page.keyboard.type(term)
+    try:
+        page.wait_for_selector(SEARCH_RESULT, timeout=timeout_ms)
+    except Exception:  # noqa: BLE001 - Playwright's TimeoutError: no result is the finding
+        return []
+    return page.eval_on_selector_all(SEARCH_RESULT, "els => els.map(a => a.getAttribute('href'))")
+
+
+def _check_search(page, index_url: str, term: str, chapter: str, result: SiteCheck) -> None:
+    page.goto(index_url, wait_until="load")
+    result.search_hits = search(page, term)
+    if not any(f"/{chapter}/" in href for href in result.search_hits):
+        result.problems.append(f"search for {term!r} found no page of {chapter}: {result.search_hits[:5]}")
+
+
+def check_site(instance, index: Path, shots: Path | None = None, term: str | None = None,
+               chapter: str = "04_distributed") -> SiteCheck:
     """Walk index -> chapter pages -> notebook pages in ``instance`` (a Playwright Browser), offline.
 
     When the site sits in a `labs run` report folder, each page must show as many pictures as its
-    executed notebook has image outputs.
+    executed notebook has image outputs. With a ``term``, the site's search must find it on a page of ``chapter``.
     """
     report_json = index.resolve().parent.parent / "report.json"
     expected = expected_pictures(report_json) if report_json.exists() else {}
@@ -134,7 +161,7 @@ def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
         index_url = index.resolve().as_uri()
         page.goto(index_url, wait_until="load")
         root = page.url.rsplit("/", 1)[0]
-        chapter_urls = [f"{root}/{href}" for href in _links(page) if href.endswith("/index.html")]
+        chapter_urls = list(dict.fromkeys(f"{root}/{href}" for href in _links(page) if href.endswith("/index.html")))
         if not chapter_urls:
             result.problems.append(f"{index}: no chapter links")
         for chapter_url in chapter_urls:
@@ -144,8 +171,8 @@ def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
                 continue
             result.chapters.append(chapter_url)
             base = chapter_url.rsplit("/", 1)[0]
-            notebook_urls = [f"{base}/{href}" for href in _links(page)
-                             if href.endswith(".html") and not href.endswith("index.html")]
+            notebook_urls = list(dict.fromkeys(f"{base}/{href}" for href in _links(page)
+                                               if href.endswith(".html") and not href.endswith("index.html")))
             if not notebook_urls:
                 result.problems.append(f"{chapter_url}: no notebook links")
             for url in notebook_urls:
@@ -155,6 +182,8 @@ def check_site(instance, index: Path, shots: Path | None = None) -> SiteCheck:
                     check.problems.append(f"{check.pictures} pictures on the page, {expected[key]} image "
                                           "outputs in the executed notebook")
                 result.pages.append(check)
+        if term:
+            _check_search(page, index_url, term, chapter, result)
     finally:
         context.close()
     return result
@@ -177,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("index", type=Path, help="site/index.html written by labs run --html")
     parser.add_argument("--shots", type=Path, default=None, help="folder for a screenshot per notebook page")
+    parser.add_argument("--search", default="all_reduce", help="a term the site's search must find")
+    parser.add_argument("--found-in", default="04_distributed", help="the chapter search must find it in")
     args = parser.parse_args(argv)
     why = chromium.missing()
     if why:
@@ -186,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {args.index} does not exist (run labs run ... --html first)")
         return 2
     with chromium.browser() as instance:
-        result = check_site(instance, args.index, args.shots)
+        result = check_site(instance, args.index, args.shots, args.search, args.found_in)
     print(result.describe())
     return 0 if result.ok else 1
 
