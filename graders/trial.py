@@ -7,6 +7,7 @@ per graded cell, whether its probe told the version apart from the source.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -69,16 +70,29 @@ def scores(result: dict, reference: dict, probes: dict, points: dict[str, float]
             continue
         verdict = compare(result["probes"].get(grade_id, {"error": "not run"}), reference["probes"][grade_id],
                           found.rtol, found.atol)
-        why = "; ".join(filter(None, ["" if cell["ok"] else f"visible tests: {cell['error']}", verdict.why]))
+        why = "; ".join(filter(None, ["" if cell["ok"] else f"visible tests: {cell['error']}", verdict.why,
+                                      verdict.detail and f"first difference: {verdict.detail}"]))
         out[grade_id] = (worth if cell["ok"] and verdict.ok else 0.0, why)
     return out
 
 
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """``LAB [--wrong DIR]``; ``--help`` prints the usage, a missing lab or probe file exits 2 with one line."""
+    parser = argparse.ArgumentParser(prog="python -m graders.trial", description=__doc__.split("\n\n")[0])
+    parser.add_argument("lab", type=Path, help="the lab's source notebook, course/NN_topic/lab_<x>.ipynb")
+    parser.add_argument("--wrong", type=Path, default=Path("tests/wrong_solutions"),
+                        help="folder of <chapter>/<solution grade_id>__<slug>.py (default: tests/wrong_solutions)")
+    args = parser.parse_args(argv)
+    for needed in (args.lab, probes_file(args.lab)):
+        if not needed.is_file():
+            parser.error(f"{needed}: no such file")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print, for each version of the lab, the points per graded cell and why any were lost."""
-    args = argv if argv is not None else sys.argv[1:]
-    lab = Path(args[0])
-    wrong_dir = Path(args[args.index("--wrong") + 1]) if "--wrong" in args else Path("tests/wrong_solutions")
+    args = parse_args(argv)
+    lab, wrong_dir = args.lab, args.wrong
     source = nbformat.read(lab, as_version=4)
     source_text = probes_file(lab).read_text(encoding="utf-8")
     probes = load_probes(source_text, str(probes_file(lab)))
@@ -89,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     def job_for(nb: nbformat.NotebookNode) -> Job:
         return Job(restore(source, nb).cells, source_text, str(probes_file(lab)), salt)
 
-    reference = run_unsandboxed(Job(reference_cells(source), source_text, str(probes_file(lab)), salt))
+    reference = run_unsandboxed(Job(reference_cells(source), source_text, str(probes_file(lab)), salt, traceback=True))
     versions = {"source": source, "blank": blank_version(source)}
     for path in sorted((wrong_dir / lab.parent.name).glob("*__*.py")):
         versions[f"wrong {path.stem}"] = with_cell(source, path.stem.split("__")[0], path.read_text(encoding="utf-8"))

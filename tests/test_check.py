@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, ROOT, labs, labs_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
 # The fixture lab is two exercises, 5 points and one wrong solution each: its own standard.
@@ -133,3 +135,31 @@ def test_only_jobs_of_the_source_carry_a_probe_traceback():
     assert Job.from_plain(Job([], traceback=True).to_plain()).traceback
     assert not Job.from_plain(Job([]).to_plain()).traceback
 
+
+def _trial(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "graders.trial", *args], cwd=ROOT, env=labs_env(),
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_trial_has_a_help_and_one_line_errors_and_tries_the_fixture_lab():
+    helped = _trial("--help")
+    assert helped.returncode == 0 and "usage: python -m graders.trial" in helped.stdout, helped.stderr
+    assert "--wrong" in helped.stdout
+    missing = _trial("no/such/lab_x.ipynb")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.stderr.strip().endswith("error: no/such/lab_x.ipynb: no such file")
+    tried = _trial(str(FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"), "--wrong", str(FIXTURES / "wrong_solutions"))
+    assert tried.returncode == 0, tried.stdout + tried.stderr
+    assert "ok   source: 5/5" in tried.stdout and "ok   blank: 0/5" in tried.stdout
+    assert "ok   wrong scale__in_place: " in tried.stdout
+
+
+def test_trial_shows_a_probe_raising_on_the_source_with_its_frames(tmp_path: Path):
+    course, wrong = _fixture_copy(tmp_path)
+    probes = course / "fx_basic" / "probes" / "lab_basic.py"
+    probes.write_text(probes.read_text().replace('return [ns["relu_grad"]', 'return [no_such_helper(ns)'))
+    tried = _trial(str(course / "fx_basic" / "lab_basic.ipynb"), "--wrong", str(wrong))
+    assert tried.returncode == 1, tried.stdout + tried.stderr
+    assert "FAIL source: 2/5" in tried.stdout
+    assert "the reference itself failed (NameError: name 'no_such_helper' is not defined" in tried.stdout
+    assert "in relu_grad: return [no_such_helper(ns)" in tried.stdout
