@@ -10,14 +10,14 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import nbformat
 
 from graders.compare import compare, points_for
 from graders.jail import Limits
-from graders.job import Job
+from graders.job import Cell, Job
 from graders.probing import Probe, load_probes
 from graders.restore import Restored, TestCell, reference_cells, restore, test_cells
 from graders.sandbox import JobOutcome, Worker
@@ -43,6 +43,7 @@ class Lab:
     probes: dict[str, Probe]
     tests: list[TestCell]
     exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
+    focus: tuple[str, ...] = ()  # only these test cells run and are scored (a self-check of one exercise)
 
 
 @dataclass
@@ -134,10 +135,22 @@ def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def focused(lab: Lab, grade_ids: Iterable[str]) -> Lab:
+    """``lab`` narrowed to the test cells ``grade_ids``: the others neither run nor score."""
+    keep = tuple(grade_ids)
+    return replace(lab, tests=[t for t in lab.tests if t.grade_id in keep],
+                   probes={g: p for g, p in lab.probes.items() if g in keep}, focus=keep)
+
+
+def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
+    """``cells`` without the test cells outside ``lab.focus`` (all of them when it has none)."""
+    return [c for c in cells if not (lab.focus and c.graded and c.key not in lab.focus)]
+
+
 def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False) -> Job:
     """The sandbox job of a notebook's cells, with the lab's probes (``traceback``: the instructor's source only)."""
-    return Job(cells.cells if isinstance(cells, Restored) else cells, lab.probes_source, lab.probes_file, salt,
-               traceback=traceback)
+    cells = in_focus(lab, cells.cells if isinstance(cells, Restored) else cells)
+    return Job(cells, lab.probes_source, lab.probes_file, salt, traceback=traceback, probes_only=list(lab.focus))
 
 
 def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) -> list[CellGrade]:
@@ -281,7 +294,7 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | N
 
 def complete(result: dict, lab: Lab, restored: Restored) -> bool:
     """A genuine result has an observation for every probe and a record of every test cell that ran."""
-    ran = {c.key for c in restored.cells if c.graded}
+    ran = {c.key for c in in_focus(lab, restored.cells) if c.graded}
     return set(result["probes"]) == set(lab.probes) and ran <= set(result["cells"])
 
 

@@ -37,17 +37,20 @@ class Job:
     salt: int = 0
     env: dict[str, str] = field(default_factory=dict)
     traceback: bool = False  # probe failures carry their last frames (reference runs of the source only)
+    probes_only: list[str] = field(default_factory=list)  # grade_ids whose probes run; empty: all of them
 
     def to_plain(self) -> dict[str, Any]:
         """The job as JSON-able data, for the pipe into the sandbox."""
         return {"cells": [c.__dict__ for c in self.cells], "probes_source": self.probes_source,
-                "probes_file": self.probes_file, "salt": self.salt, "env": self.env, "traceback": self.traceback}
+                "probes_file": self.probes_file, "salt": self.salt, "env": self.env, "traceback": self.traceback,
+                "probes_only": self.probes_only}
 
     @classmethod
     def from_plain(cls, data: dict[str, Any]) -> Job:
         """Inverse of :meth:`to_plain`."""
         return cls([Cell(**c) for c in data["cells"]], data["probes_source"], data["probes_file"],
-                   int(data["salt"]), dict(data["env"]), bool(data.get("traceback", False)))
+                   int(data["salt"]), dict(data["env"]), bool(data.get("traceback", False)),
+                   list(data.get("probes_only", [])))
 
 
 def _error_text(err: BaseException) -> str:
@@ -77,17 +80,19 @@ def run_job(job: Job) -> dict[str, Any]:
     """Execute ``job`` here and now; returns ``{"cells": ..., "probes": ...}`` as plain data."""
     os.environ.update(job.env)
     cells, ns = execute_cells(job.cells)
-    return {"cells": cells, "probes": run_probes(job.probes_source, job.probes_file, ns, job.salt, job.traceback)}
+    return {"cells": cells, "probes": run_probes(job.probes_source, job.probes_file, ns, job.salt, job.traceback,
+                                                 job.probes_only)}
 
 
-def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int, traceback: bool = False) -> dict[str, Any]:
-    """Every probe of a probe file's ``source`` on the namespace a notebook left: grade_id -> result."""
+def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int, traceback: bool = False,
+               only: list[str] | None = None) -> dict[str, Any]:
+    """The probes of a probe file's ``source`` (all, or those ``only`` names) on a notebook's namespace."""
     if not source:
         return {}
     if traceback:  # the source's lines in the frames shown to the instructor
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     return {grade_id: run_probe(found, ns, salt, traceback)
-            for grade_id, found in load_probes(source, filename).items()}
+            for grade_id, found in load_probes(source, filename).items() if not only or grade_id in only}
 
 
 def main() -> None:

@@ -162,7 +162,8 @@ class Worker:
                 "uid": FIRST_UID + self.slot, "env": {**job_env(self.threads), **job.env},
                 "base_processes": base_processes(),
                 "keep": [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")]}
-        probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt, "traceback": job.traceback}
+        probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt, "traceback": job.traceback,
+                  "only": job.probes_only}
         oom_kills = self.group.oom_kills() if self.group else 0
         watch = self._watch()
         try:

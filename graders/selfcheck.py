@@ -19,6 +19,7 @@ from graders.grading import (
     Lab,
     Pool,
     ScoredCells,
+    focused,
     grade_one,
     load_lab,
     reference_runs,
@@ -188,7 +189,9 @@ def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, wrong_dir: Path, 
     todo = versions(lab, nbformat.read(release / path.name, as_version=4), wrong_solutions(wrong_dir, lab.chapter))
 
     def grade(version: Version) -> Verdict:
-        graded = grade_one(pool, lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb), reference, salt)
+        graded_lab = focused(lab, version.exercise) if version.expectation == "loses" else lab
+        graded = grade_one(pool, graded_lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb),
+                           reference, salt)
         return judge(path.name, version, graded.cells, graded.error)
 
     with ThreadPoolExecutor(jobs) as running:

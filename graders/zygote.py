@@ -149,7 +149,7 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     os.close(pipes["control"])
     probes = json.loads(read_frame(pipes["probes"]) or b"{}")
     observations = run_probes(probes.get("source", ""), probes.get("file", ""), ns, int(probes.get("salt", 0)),
-                              bool(probes.get("traceback")))
+                              bool(probes.get("traceback")), list(probes.get("only", [])))
     sys.stdout.flush()
     sys.stderr.flush()
     data = wire.encode({"probes": observations})
