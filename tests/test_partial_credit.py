@@ -64,3 +64,22 @@ def test_the_verdict_details_the_first_differing_case_but_why_stays_as_students_
     assert compare({"value": [1, 2]}, {"value": [1, 3]}).detail == "case 1: expected 3, got 2"
     assert compare({"value": 3}, {"value": 4}).detail == "expected 4, got 3"
     assert compare({"value": [1]}, {"value": [1]}).detail == ""
+
+
+def test_the_first_difference_reaches_the_instructor_report_not_the_student():
+    from graders.grading import Lab, NotebookGrade, score
+    from graders.probing import Probe
+    from graders.reports import gradescope_results
+    from graders.restore import Restored, TestCell
+    from graders.sandbox import JobOutcome
+
+    probe_of = Probe("test_x", lambda ns, draw: None)
+    lab = Lab("ch", "lab_x", None, "", "lab_x.py", {"test_x": probe_of}, [TestCell("test_x", 2.0, "", "")])
+    reference = {"probes": {"test_x": {"value": [1, {"k": 4}]}}, "cells": {}}
+    outcome = JobOutcome("ok", result={"cells": {"test_x": {"ok": True, "error": ""}},
+                                       "probes": {"test_x": {"value": [1, {"k": 5}]}}})
+    [cell] = score(lab, Restored([]), outcome, reference)
+    assert cell.detail == 'case 1 → ["k"]: expected 4, got 5' and cell.visible_ok
+    assert "expected" not in cell.why and "1 of 2 cases differ" in cell.why
+    shown = gradescope_results(NotebookGrade("ada", "ch", "lab_x", "graded", cells=[cell]))
+    assert "expected" not in str(shown)
