@@ -118,6 +118,20 @@ def test_pages_show_pictures_inline_and_fetch_nothing_to_search(site: Path):
     assert mathjax, "no notebook page loads MathJax (formulas would stay TeX even online)"
 
 
+def test_notebook_pages_share_one_copy_of_jupyterlabs_stylesheet(site: Path):
+    linked = []
+    for name in ("3_streams", "lab_tensors"):
+        page = site / "02_tensors" / f"{name}.html"
+        text = page.read_text(encoding="utf-8")
+        styles = re.findall(r"<style[^>]*>(.*?)</style>", text, re.S)
+        assert max(map(len, styles)) < 10_000, f"{page.name}: a stylesheet is still pasted into the page"
+        sheets = [attrs["href"] for tag, attrs in _tags(page) if tag == "link" and "notebook-" in (attrs.get("href") or "")]
+        assert sheets and all((page.parent / href).is_file() for href in sheets)
+        linked.append(sheets)
+    assert linked[0] == linked[1]
+    assert ".jupyter-wrapper" in (site / "02_tensors" / linked[0][0]).read_text(encoding="utf-8")
+
+
 def test_skipped_cells_and_run_figures_are_shown(site: Path):
     page = (site / "02_tensors" / "3_streams.html").read_text(encoding="utf-8")
     box = re.search(r'<div class="labs-skipped">(.*?)</div>', page, re.S)
