@@ -55,13 +55,15 @@ def check(
     course_dir: CourseOpt = Path("course"),
     wrong_dir: Annotated[Path, typer.Option("--wrong-solutions", help="folder of <chapter>/<grade_id>__*.py")] = Path(
         "tests/wrong_solutions"),
+    right_dir: Annotated[Path, typer.Option("--right-solutions", help="folder of <chapter>/<grade_id>__*.py: other "
+                                            "correct solutions, each must earn full marks")] = Path("tests/right_solutions"),
     build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel")] = 2,
     min_exercises: Annotated[int, typer.Option(help="graded exercises every lab must have")] = Standard.exercises,
     min_points: Annotated[float, typer.Option(help="points every lab must be worth")] = Standard.points,
     min_wrong: Annotated[int, typer.Option(help="wrong solutions every exercise must have")] = Standard.wrong_per_exercise,
 ) -> None:
-    """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose."""
+    """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
     folders = [f for f in resolve_chapters(chapters, course_dir) if chapters or any(f.glob("lab_*.ipynb"))]
     if not folders:
         _fail(f"no chapter with a lab_*.ipynb under {course_dir}")
@@ -72,7 +74,7 @@ def check(
     if warning:
         err_console.print(warning, style="yellow", soft_wrap=True)
     standard = Standard(min_exercises, min_points, min_wrong)
-    results = check_chapters(folders, build.resolve(), wrong_dir.resolve(), jobs, standard)
+    results = check_chapters(folders, build.resolve(), wrong_dir.resolve(), jobs, standard, right_dir.resolve())
     for result in results:
         _print_chapter(result)
     ok = all(r.ok for r in results)

@@ -1,6 +1,6 @@
 """`labs check`: a lab is sound when, graded the way `labs grade` grades (sandbox, probes, trusted
 comparison), its source earns full marks, its nbgrader release zero, and each plausible wrong
-solution loses points on its own exercise; and it is big enough to measure something (a
+solution loses points on its own exercise while each other correct solution earns them all; and it is big enough to measure something (a
 ``Standard``: graded exercises, points, wrong solutions per exercise)."""
 
 from __future__ import annotations
@@ -67,13 +67,21 @@ class ChapterCheck:
 
 
 @dataclass(frozen=True)
+class SolutionFolders:
+    """Where the replacement solutions live: wrong ones (must lose) and other right ones (must earn all)."""
+
+    wrong: Path
+    right: Path | None = None
+
+
+@dataclass(frozen=True)
 class Version:
     """One notebook to grade in the self-check, and what it must earn."""
 
     name: str
     nb: nbformat.NotebookNode
-    expectation: str  # full | zero | loses
-    exercise: tuple[str, ...] = ()  # test cells judged for "loses" (the wrong solution's exercise)
+    expectation: str  # full | zero | loses | earns
+    exercise: tuple[str, ...] = ()  # test cells judged for "loses"/"earns" (the replaced solution's exercise)
 
 
 def wrong_solutions(wrong_dir: Path, chapter: str) -> list[tuple[str, Path]]:
@@ -97,7 +105,7 @@ def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
 
 
 def stray_wrong_solutions(wrong_dir: Path, chapter: str, solution_ids: set[str]) -> list[str]:
-    """Files of the chapter's wrong-solution folder that no lab would use: silently ignored otherwise."""
+    """Files of the chapter's (wrong- or right-) solution folder that no lab would use: silently ignored otherwise."""
     folder = wrong_dir / chapter
     unnamed = [p for p in sorted(folder.glob("*.py")) if "__" not in p.stem and not p.name.startswith(".")] \
         if folder.is_dir() else []
@@ -134,28 +142,32 @@ def with_solution_replaced(source: nbformat.NotebookNode, grade_id: str, code: s
     return nb
 
 
-def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Path]]) -> list[Version]:
-    """Source, nbgrader's release, and each wrong solution that belongs to this lab."""
+def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Path]],
+             right: list[tuple[str, Path]] = ()) -> list[Version]:
+    """Source, nbgrader's release, and each wrong (and other right) solution that belongs to this lab."""
     found = [Version("source (with solutions)", lab.source, "full"), Version("release (blank)", release, "zero")]
     groups = exercise_tests(lab.source)
-    for grade_id, path in wrong:
-        if grade_id in groups:
-            nb = with_solution_replaced(lab.source, grade_id, path.read_text(encoding="utf-8"))
-            found.append(Version(f"wrong solution {path.name} (its exercise)", nb, "loses", tuple(groups[grade_id])))
+    for kind, expectation, files in (("wrong", "loses", wrong), ("right", "earns", right)):
+        for grade_id, path in files:
+            if grade_id in groups:
+                nb = with_solution_replaced(lab.source, grade_id, path.read_text(encoding="utf-8"))
+                found.append(Version(f"{kind} solution {path.name} (its exercise)", nb, expectation,
+                                     tuple(groups[grade_id])))
     return found
 
 
 def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Verdict:
     """Whether a version earned what it should have."""
-    if version.expectation == "loses":
+    if version.expectation in ("loses", "earns"):
         cells = [c for c in cells if c.grade_id in version.exercise]
     verdict = Verdict(lab, version.name, version.expectation, cells, ok=False)
     if not cells:
         verdict.note = error or "no graded cells found"
-    elif version.expectation == "full":
+    elif version.expectation in ("full", "earns"):
         short = [c for c in cells if c.score < c.points]
         verdict.ok = not short and not error
-        verdict.note = error or (f"below full marks: {', '.join(c.grade_id for c in short)} ({_why(short[0])})"
+        strict = "a correct solution lost points (a probe too strict): " if version.expectation == "earns" else ""
+        verdict.note = error or (f"{strict}below full marks: {', '.join(c.grade_id for c in short)} ({_why(short[0])})"
                                  if short else "")
     elif version.expectation == "zero":
         scoring = [c.grade_id for c in cells if c.score > 0]
@@ -182,14 +194,15 @@ def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
     return root / "release" / chapter_dir.name
 
 
-def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, wrong_dir: Path, jobs: int) -> list[Verdict]:
+def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: SolutionFolders, jobs: int) -> list[Verdict]:
     """Grade every version of one lab against a fresh reference run; one verdict per version."""
     salt = secrets.randbits(62)
     reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
-    todo = versions(lab, nbformat.read(release / path.name, as_version=4), wrong_solutions(wrong_dir, lab.chapter))
+    todo = versions(lab, nbformat.read(release / path.name, as_version=4), wrong_solutions(folders.wrong, lab.chapter),
+                    wrong_solutions(folders.right, lab.chapter) if folders.right else [])
 
     def grade(version: Version) -> Verdict:
-        graded_lab = focused(lab, version.exercise) if version.expectation == "loses" else lab
+        graded_lab = focused(lab, version.exercise) if version.exercise else lab
         graded = grade_one(pool, graded_lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb),
                            reference, salt)
         return judge(path.name, version, graded.cells, graded.error)
@@ -198,7 +211,7 @@ def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, wrong_dir: Path, 
         return list(running.map(grade, todo))
 
 
-def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Path, jobs: int,
+def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, folders: SolutionFolders, jobs: int,
                   standard: Standard) -> ChapterCheck:
     """Self-check every lab of one chapter through the sandboxed grading path."""
     result = ChapterCheck(chapter_dir.name)
@@ -212,21 +225,27 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, wrong_dir: Pa
         for path in paths:
             lab = load_lab(path)
             solution_ids |= set(exercise_tests(lab.source))
-            result.shortfalls += shortfalls(lab, wrong_solutions(wrong_dir, lab.chapter), standard)
-            result.verdicts += check_lab(pool, lab, path, release, wrong_dir, jobs)
-        result.shortfalls += stray_wrong_solutions(wrong_dir, chapter_dir.name, solution_ids)
+            result.shortfalls += shortfalls(lab, wrong_solutions(folders.wrong, lab.chapter), standard)
+            result.verdicts += check_lab(pool, lab, path, release, folders, jobs)
+        for folder in filter(None, (folders.wrong, folders.right)):
+            result.shortfalls += stray_wrong_solutions(folder, chapter_dir.name, solution_ids)
     except (RuntimeError, ValueError, OSError, SyntaxError) as err:
         result.error = f"{chapter_dir.name}: {err}"
     return result
 
 
 def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int,
-                   standard: Standard = Standard()) -> list[ChapterCheck]:
-    """Self-check the chapters with ``jobs`` sandboxes shared by all of them."""
+                   standard: Standard = Standard(), right_dir: Path | None = None) -> list[ChapterCheck]:
+    """Self-check the chapters with ``jobs`` sandboxes shared by all of them.
+
+    ``right_dir``: ``<chapter>/<grade_id>__<slug>.py`` correct solutions other than the source's, each of
+    which must earn its exercise's full points (a probe that rejects them is too strict).
+    """
+    folders = SolutionFolders(wrong_dir, right_dir if right_dir and right_dir.is_dir() else None)
     labs = [lab for folder in chapter_dirs for p in sorted(folder.glob("lab_*.ipynb")) if (lab := _loadable(p))]
     pool = Pool(jobs, Limits(), 1, True, build_root / "logs", warm_modules(labs)).ready()
     try:
-        return [check_chapter(pool, folder, build_root, wrong_dir, jobs, standard) for folder in chapter_dirs]
+        return [check_chapter(pool, folder, build_root, folders, jobs, standard) for folder in chapter_dirs]
     finally:
         pool.close()
 

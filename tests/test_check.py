@@ -163,3 +163,22 @@ def test_trial_shows_a_probe_raising_on_the_source_with_its_frames(tmp_path: Pat
     assert "FAIL source: 2/5" in tried.stdout
     assert "the reference itself failed (NameError: name 'no_such_helper' is not defined" in tried.stdout
     assert "in relu_grad: return [no_such_helper(ns)" in tried.stdout
+
+
+def test_other_right_solutions_must_earn_full_marks(tmp_path: Path):
+    """A correct solution unlike the source's earns its exercise's points; one that does not is a strict probe."""
+    right = tmp_path / "right" / "fx_basic"
+    right.mkdir(parents=True)
+    (right / "scale__mul_method.py").write_text("def scale(t, factor):\n    return t.mul(factor)\n")
+    (right / "relu_grad__by_comparison.py").write_text(
+        "def relu_grad(x):\n    return (x > 0).to(x.dtype)\n")
+    base = ["check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
+            str(FIXTURES / "wrong_solutions"), "--right-solutions", str(tmp_path / "right"), *FIXTURE_STANDARD]
+    result = labs(*base, "--build", str(tmp_path / "b1"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " ".join(result.stdout.split()).count("right solution") == 2
+    (right / "scale__rounds.py").write_text("def scale(t, factor):\n    return (t * factor).round()\n")
+    result = labs(*base, "--build", str(tmp_path / "b2"))
+    assert result.returncode == 1, result.stdout
+    assert "scale__rounds.py (its exercise): a correct solution lost points (a probe too strict)" in \
+        " ".join(result.stdout.split())
