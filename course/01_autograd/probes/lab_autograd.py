@@ -234,7 +234,8 @@ def _set_params(module: torch.nn.Module, draw: Draw, scale: float) -> torch.nn.M
 @probe("test_gradient_penalty", rtol=1e-4, atol=1e-6)
 def gradient_penalty(ns: Namespace, draw: Draw) -> list:
     """gradient_penalty: per-sample input-gradient norms over all of a sample's elements, (norm - 1)^2 averaged,
-    differentiable w.r.t. the parameters, no .grad written; (N, 1) and (N,) scores, 2-D and image inputs, N = 1"""
+    differentiable w.r.t. the parameters, no .grad written; (N, 1) and (N,) scores, 2-D and image inputs, N = 1,
+    a sample with a zero input gradient"""
     nn = torch.nn
     fn = ns["gradient_penalty"]
     d, hidden = draw.randint(2, 6), draw.randint(3, 8)
@@ -246,6 +247,10 @@ def gradient_penalty(ns: Namespace, draw: Draw) -> list:
                                      nn.Linear(channels * 64, 1)), draw, 0.3)
     conv_flat = nn.Sequential(conv, nn.Flatten(0))
     wide = _set_params(nn.Sequential(nn.Linear(d, hidden), nn.Tanh(), nn.Linear(hidden, 1)), draw, 3.0)
+    # The boundary: a sample whose input gradient is exactly zero (a zero row into a bias-free ReLU layer).
+    # Its norm is 0, where sqrt(sum of squares) has no derivative: NaN parameter gradients, unlike norm().
+    dead = _set_params(nn.Sequential(nn.Linear(d, hidden, bias=False), nn.ReLU(), nn.Linear(hidden, 1)), draw, 0.7)
+    with_dead_row = torch.cat([draw.randn(draw.randint(2, 6), d), torch.zeros(1, d)])
     cases = [
         (mlp, draw.randn(draw.randint(3, 8), d)),
         (flat_scores, draw.randn(draw.randint(3, 8), d)),
@@ -255,6 +260,7 @@ def gradient_penalty(ns: Namespace, draw: Draw) -> list:
         (wide, draw.randn(draw.randint(3, 8), d) * 2),
         (flat_scores, draw.randn(draw.randint(3, 8), d).requires_grad_()),
         (mlp, draw.randn(draw.randint(3, 8), d, dtype=torch.float64)),
+        (dead, with_dead_row[torch.randperm(len(with_dead_row), generator=draw.gen)]),
     ]
     observations = []
     for i, (critic, x) in enumerate(cases):
