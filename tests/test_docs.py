@@ -1,6 +1,7 @@
 """The docs' examples execute: every fenced block of docs/authoring.md and docs/grading.md is run
 (python), run or parsed by the CLI (bash: `labs ...` lines), or declared text; a block marked
-``<!-- fragment -->`` is a shape to copy and the only kind skipped."""
+``<!-- fragment -->`` is a shape to copy and skipped; one marked ``<!-- walkthrough -->`` is run as
+written, shell lines and all, by tests/test_new_instructor.py."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.conftest import ROOT, labs
 DOCS = [ROOT / "docs" / "authoring.md", ROOT / "docs" / "grading.md"]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>\w*)[ \t]*$")
 FRAGMENT = "<!-- fragment -->"
+WALKTHROUGH = "<!-- walkthrough -->"
 CHAPTER = "06_tricks"  # what the docs' NN_topic placeholders stand for here
 RUN_FOR_REAL = ("labs new ", "labs lint ")  # cheap enough to run on the scaffold; the rest is parsed
 EXERCISES = {"softplus": torch.nn.functional.softplus}  # the docs' example exercises, as a student would solve them
@@ -37,6 +39,7 @@ class Block:
     lang: str
     text: str
     fragment: bool
+    walkthrough: bool = False
 
 
 def blocks(doc: Path) -> list[Block]:
@@ -51,7 +54,7 @@ def blocks(doc: Path) -> list[Block]:
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
         previous = next((line.strip() for line in reversed(lines[:i]) if line.strip()), "")
         body = textwrap.dedent("\n".join(lines[i + 1:end]))
-        found.append(Block(doc, i + 1, opened["lang"], body, previous == FRAGMENT))
+        found.append(Block(doc, i + 1, opened["lang"], body, previous == FRAGMENT, previous == WALKTHROUGH))
         i = end + 1
     return found
 
@@ -112,7 +115,7 @@ def test_the_docs_examples_execute(tmp_path: Path, capsys: pytest.CaptureFixture
     for doc in DOCS:
         namespace: dict = {}  # a doc's python blocks run in order, like a notebook's cells
         for block in blocks(doc):
-            if block.fragment or block.lang == "text":
+            if block.fragment or block.walkthrough or block.lang == "text":
                 continue
             if block.lang == "python":
                 _run_python(block, namespace)
