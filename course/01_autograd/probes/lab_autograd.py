@@ -48,6 +48,8 @@ def numerical_gradient(ns: Namespace, draw: Draw) -> list:
     k = draw.randint(4, 6)
     c = torch.randint(-8, 9, (draw.randint(2, 6),), generator=draw.gen).float()
     quarters = torch.randint(-20, 21, c.shape, generator=draw.gen).float() / 4
+    signs = torch.tensor([1.0, -1.0, 1.0, -1.0], dtype=torch.float64)
+    far_from_zero = (1.5 + 1.5 * torch.rand(4, dtype=torch.float64, generator=draw.gen)) * signs
     cases = [
         _gradient_seen(fn, smooth, draw.randn(draw.randint(1, 4), draw.randint(1, 4), dtype=torch.float64)),
         _gradient_seen(fn, through_numpy, torch.rand(draw.randint(3, 6), dtype=torch.float64, generator=draw.gen)),
@@ -56,6 +58,9 @@ def numerical_gradient(ns: Namespace, draw: Draw) -> list:
                        eps=draw.choice([5e-3, 1e-2, 2e-2, 3e-2])),
         _gradient_seen(fn, smooth, draw.randn(draw.randint(2, 4), 3, dtype=torch.float64).t()),
         _gradient_seen(fn, lambda t: (c * t).sum(), quarters, eps=0.5),  # float32, exact arithmetic
+        # h is eps itself, not eps scaled by |x_i|: a cubic at |x| in [1.5, 3] with a large eps has the
+        # error h^2 (exactly), so a relative step answers 3x^2 + eps^2 x^2 instead of 3x^2 + eps^2.
+        _gradient_seen(fn, lambda t: (t ** 3).sum(), far_from_zero, eps=draw.choice([0.1, 0.2, 0.25])),
     ]
     return cases
 
@@ -376,5 +381,8 @@ def nan_node(ns: Namespace, draw: Draw) -> list:
         (lambda t: (t.sin() * t).sum() + t.pow(2).mean(), draw.randn(n, dtype=f64)),
         (lambda t: torch.where(t > 0, t.sqrt(), 0.0).sum(), mixed(n, f32).requires_grad_()),
         (lambda t: (t.exp() * k).sum().log(), draw.randn(n)),
+        # A node returns one gradient per input: here MulBackward0's gradient for its second input
+        # (0 * log(t), t <= 0) is the first NaN, its first one (0 * exp(t)) is finite.
+        (lambda t: torch.where(t > 0, torch.mul(t.log(), t.exp()), 0.0).sum(), mixed(n, f64)),
     ]
     return [_nan_seen(fn, loss_fn, x) for loss_fn, x in cases]
