@@ -55,8 +55,19 @@ def _row_major(shape: tuple[int, ...]) -> list[int]:
     return strides[::-1]
 
 
+def _grad_through(got: torch.Tensor, t: torch.Tensor) -> Any:
+    """The gradient that reaches ``t`` from ``got`` weighted by 0, 1, 2 ... (each element's weight summed
+    where windows overlap), or what stopped it: no gradient at all (a detached result)."""
+    if not got.requires_grad:
+        return {"gradient": "none (result does not require grad)"}
+    weights = torch.arange(got.numel(), dtype=got.dtype).reshape(got.shape)
+    (grad,) = torch.autograd.grad(got, t, weights, allow_unused=True)
+    return {"gradient": "none (t not reached)"} if grad is None else grad
+
+
 def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
-    """What a returned view shows: values, layout relative to ``t``, and values after ``t`` is rewritten."""
+    """What a returned view shows: values, layout relative to ``t``, the gradient it sends back to ``t``
+    (when ``t`` requires grad), and values after ``t`` is rewritten."""
     if not isinstance(got, torch.Tensor):
         return {"returned": type(got).__name__}
     obs = {
@@ -65,7 +76,10 @@ def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
         "start": (got.data_ptr() - t.data_ptr()) // t.element_size(),
         "storage": (got.untyped_storage().data_ptr() - t.untyped_storage().data_ptr()) // t.element_size(),
         "is_view": got._is_view(),
+        "requires_grad": got.requires_grad,
     }
+    if t.requires_grad:
+        obs["grad"] = outcome(_grad_through, got, t)
     with torch.no_grad():
         t.copy_(refill)
     obs["after_write"] = got.detach().clone()
@@ -82,6 +96,9 @@ def storage_index(ns: Namespace, draw: Draw) -> list:
         cases.append((shape, stride, draw.randint(0, 6)))
     offset, size = draw.randint(1, 6), draw.randint(2, 4)
     cases += [((), (), offset), ((0, size), (size, 1), offset), ((size, 0), (1, size), offset),  # 0-d and empty
+              # empty, at offset 0, with the empty dim's stride larger than the rest of the span (no
+              # storage of "offset + sum((n - 1) * s) + 1" elements exists for it)
+              ((0,), (draw.randint(2, 7),), 0), ((size, 0), (1, size + draw.randint(1, 5)), 0),
               ((size, size), (0, 0), offset), ((1, size), (draw.randint(0, 99), 1), offset)]  # all stride 0; size 1
     return [outcome(ns["storage_index"], *case) for case in cases]
 
@@ -150,10 +167,11 @@ def view_strides(ns: Namespace, draw: Draw) -> list:
     return [_strides_seen(ns["view_strides"], *case) for case in cases]
 
 
-def _transpose_case(draw: Draw) -> tuple[torch.Tensor, int, int]:
-    """A drawn view (sliced, stepped, maybe permuted) of a drawn tensor and two dims, maybe negative."""
+def _transpose_case(draw: Draw, grad: bool) -> tuple[torch.Tensor, int, int]:
+    """A drawn view (sliced, stepped, maybe permuted) of a drawn tensor and two dims, maybe negative;
+    ``grad``: the tensor requires grad."""
     shape = [draw.randint(2, 6) for _ in range(draw.randint(2, 4))]
-    base = draw.randn(*shape).requires_grad_(draw.random.random() < 0.4)
+    base = draw.randn(*shape).requires_grad_(grad)
     index = tuple(slice(draw.randint(0, 1), None, draw.choice([1, 1, 2])) for _ in shape)
     t = base[index]
     if draw.random.random() < 0.4:
@@ -171,10 +189,10 @@ def _transpose_case(draw: Draw) -> tuple[torch.Tensor, int, int]:
 
 @probe("test_transpose_view")
 def transpose_view(ns: Namespace, draw: Draw) -> list:
-    """transpose_view is a view with the right values, strides and offset, made with torch.as_strided only"""
+    """transpose_view is a view with the right values, strides, offset and gradient, made with torch.as_strided only"""
     observations = []
-    for _ in range(25):
-        t, dim0, dim1 = _transpose_case(draw)
+    for case in range(25):
+        t, dim0, dim1 = _transpose_case(draw, case < 3 or draw.random.random() < 0.4)
         refill = draw.randn(*t.shape)
         got, violations = _call_under_rules(ns["transpose_view"], (t, dim0, dim1), TRANSPOSE_OPS, TRANSPOSE_NODES)
         if isinstance(got, torch.Tensor):
@@ -187,10 +205,10 @@ def transpose_view(ns: Namespace, draw: Draw) -> list:
 
 @probe("test_sliding_windows")
 def sliding_windows(ns: Namespace, draw: Draw) -> list:
-    """sliding_windows returns a view of x whose rows are the windows, made with torch.as_strided (no unfold)"""
+    """sliding_windows returns a view of x whose rows are the windows (values and gradient), made with torch.as_strided (no unfold)"""
     observations = []
     for case in range(25):
-        base = draw.randn(draw.randint(20, 60)).requires_grad_(draw.random.random() < 0.4)
+        base = draw.randn(draw.randint(20, 60)).requires_grad_(case in (0, 2, 3) or draw.random.random() < 0.4)
         start, step_x = draw.randint(0, 7), draw.choice([1, 1, 2, 3, 5])
         x = base[start::step_x]
         n = x.shape[0]
@@ -284,12 +302,13 @@ PATCH_OPS = WINDOW_OPS + ["aten.im2col", "aten.col2im"]
 
 def _digits_batches(draw: Draw) -> list[tuple[torch.Tensor, int]]:
     """Batches of real digits images: contiguous, every other image (an offset), a crop (offset and
-    gaps), channels-last (non-contiguous), a drawn multi-channel batch; k at 1, 2, 3 and the full size."""
+    gaps), channels-last (non-contiguous), a drawn multi-channel batch (the first batch and the
+    transposed one require grad); k at 1, 2, 3 and the full size."""
     from labutils import digits
 
     x = digits.load(seed=0).train.x
     n0 = draw.randint(0, 40)
-    batch = x[n0:n0 + draw.randint(2, 6)].clone().requires_grad_(draw.random.random() < 0.4)
+    batch = x[n0:n0 + draw.randint(2, 6)].clone().requires_grad_(True)
     multi = draw.randn(draw.randint(1, 3), 3, draw.randint(4, 7), draw.randint(4, 7))
     views = [
         batch,
@@ -298,7 +317,7 @@ def _digits_batches(draw: Draw) -> list[tuple[torch.Tensor, int]]:
         x[n0:n0 + 3].permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
         multi,
         multi[:, 1:, ::2, 1:],
-        multi.transpose(2, 3),
+        multi.detach().clone().requires_grad_(True).transpose(2, 3),
     ]
     cases = []
     for t in views:
@@ -320,7 +339,7 @@ def _conv_matches(got: Any, t: torch.Tensor, k: int, weight: torch.Tensor) -> An
 
 @probe("test_patches")
 def patches(ns: Namespace, draw: Draw) -> list:
-    """patches is the im2col view of digits batches (offsets, crops, channels-last), made with torch.as_strided"""
+    """patches is the im2col view of digits batches (offsets, crops, channels-last; values and gradient), made with torch.as_strided"""
     observations = []
     for t, k in _digits_batches(draw):
         weight = draw.randn(2, t.shape[1], k, k)
