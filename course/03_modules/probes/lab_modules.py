@@ -52,10 +52,9 @@ def _snapshot(value: object) -> object:
     return value.detach().clone() if isinstance(value, torch.Tensor) else value
 
 
-def _mlp_case(ns: Namespace, draw: Draw) -> dict:
-    """Build one NormalizedMLP on drawn statistics and record its state and behaviour."""
+def _mlp_case(ns: Namespace, draw: Draw, dtype: torch.dtype) -> dict:
+    """Build one NormalizedMLP on drawn statistics of ``dtype`` and record its state and behaviour."""
     n_in, n_hidden, n_out = draw.randint(2, 7), draw.randint(3, 12), draw.randint(1, 4)
-    dtype = draw.choice([torch.float32, torch.float64, torch.int64])
     mean = (draw.randn(n_in) * 3).to(dtype)
     std = (draw.randn(n_in).abs() * 2 + 1).to(dtype)
     net = ns["NormalizedMLP"](n_in, n_hidden, n_out, mean, std)
@@ -85,7 +84,9 @@ def _mlp_case(ns: Namespace, draw: Draw) -> dict:
 @probe("test_normalized_mlp")
 def normalized_mlp(ns: Namespace, draw: Draw) -> list:
     """NormalizedMLP: parameters, buffers, state_dict, forward, copies of mean/std, .to() and reloading"""
-    return [_mlp_case(ns, draw) for _ in range(4)]
+    # Statistics given as float32, float64 and int64, each every run: the buffers are float32 copies.
+    dtypes = [torch.float32, torch.float64, torch.int64, draw.choice([torch.float32, torch.float64, torch.int64])]
+    return [_mlp_case(ns, draw, dtype) for dtype in dtypes]
 
 
 def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
@@ -121,12 +122,17 @@ def train_one_epoch(ns: Namespace, draw: Draw) -> list:
     return [_epoch_case(ns, draw, clip) for clip in ("none", "small", "large", "none", "small")]
 
 
-def _lr_case(ns: Namespace, draw: Draw) -> list:
-    """Learning rates of each parameter group at every step of a drawn schedule."""
+def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
+    """Learning rates of each parameter group at every step of a drawn schedule.
+
+    ``boundary``: "no_warmup" (warmup_steps = 0, allowed), "floor" (min_ratio > 0, several groups).
+    """
     warmup = draw.randint(0, 6) if draw.randint(0, 3) == 0 else draw.randint(1, 6)
+    if boundary == "no_warmup":
+        warmup = 0
     total = warmup + draw.randint(1, 9)
-    min_ratio = draw.choice([0.0, 0.05, 0.1, 0.25, 0.5])
-    bases = [draw.random.uniform(0.01, 1.0) for _ in range(draw.randint(1, 3))]
+    min_ratio = draw.choice([0.05, 0.1, 0.25, 0.5] if boundary == "floor" else [0.0, 0.05, 0.1, 0.25, 0.5])
+    bases = [draw.random.uniform(0.01, 1.0) for _ in range(draw.randint(2, 3) if boundary == "floor" else draw.randint(1, 3))]
     params = [nn.Parameter(torch.zeros(1)) for _ in bases]
     opt = torch.optim.SGD([{"params": [p], "lr": b} for p, b in zip(params, bases, strict=True)])
     sched = ns["warmup_cosine"](opt, warmup, total, min_ratio)
@@ -143,7 +149,7 @@ def _lr_case(ns: Namespace, draw: Draw) -> list:
 @probe("test_warmup_cosine")
 def warmup_cosine(ns: Namespace, draw: Draw) -> list:
     """warmup_cosine: the learning rate of every group at every step (warmup, cosine, floor)"""
-    return [_lr_case(ns, draw) for _ in range(6)]
+    return [_lr_case(ns, draw, boundary) for boundary in ("no_warmup", "floor", "", "", "", "")]
 
 
 def _seed_all(seed: int) -> None:
@@ -251,9 +257,10 @@ def _accumulate_case(ns: Namespace, draw: Draw, shape: str) -> dict:
     """Gradients and loss left by accumulate_gradients, and the batch sizes the model and its layers saw."""
     n_in, n_classes = draw.randint(2, 6), draw.randint(2, 4)
     model = _small_mlp(draw, n_in, n_classes, dropout=0.0)
-    size = draw.randint(2, 6)
+    size = draw.randint(4, 6) if shape == "chunky" else draw.randint(2, 6)
+    # "chunky": 2 * size + 1 samples are size, size, 1; three equal chunks (x.chunk(3)) would be smaller
     n = {"uneven": size * draw.randint(1, 4) + draw.randint(1, size - 1), "even": size * draw.randint(2, 4),
-         "one": draw.randint(1, size), "singles": draw.randint(3, 7)}[shape]
+         "one": draw.randint(1, size), "singles": draw.randint(3, 7), "chunky": 2 * size + 1}[shape]
     if shape == "singles":
         size = 1
     x, y = draw.randn(n, n_in), torch.randint(0, n_classes, (n,), generator=draw.gen)
@@ -281,7 +288,7 @@ def _accumulate_case(ns: Namespace, draw: Draw, shape: str) -> dict:
 @probe("test_accumulate_gradients", rtol=1e-5, atol=1e-6)
 def accumulate_gradients(ns: Namespace, draw: Draw) -> list:
     """accumulate_gradients: full-batch gradient and loss with unlabelled samples, uneven/even/single micro-batches, stale gradients ignored"""
-    return [_accumulate_case(ns, draw, shape) for shape in ("uneven", "uneven", "even", "one", "singles", "uneven")]
+    return [_accumulate_case(ns, draw, shape) for shape in ("uneven", "uneven", "even", "one", "singles", "uneven", "chunky")]
 
 
 class _Unbatched:
