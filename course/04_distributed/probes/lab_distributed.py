@@ -214,17 +214,25 @@ def drop_last_case(draw: Draw) -> dict[str, Any]:
 
 @probe("test_shard_indices")
 def shard_indices(ns: Namespace, draw: Draw) -> list:
-    """shard_indices on random sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last, without DistributedSampler"""
+    """shard_indices on random sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last, without DistributedSampler or the global RNG"""
     cases = [short_dataset_case(draw, k % 2 == 0) for k in range(8)] + [drop_last_case(draw) for _ in range(8)]
     cases += [shard_case(draw) for _ in range(60)]
     return [_without_sampler(ns["shard_indices"], case) for case in cases]
 
 
+GLOBAL_SEED = 987654321  # the caller's global RNG seed during the call (no case seeds it: seeds stay below 300)
+
+
 def _without_sampler(fn: Callable, case: dict[str, Any]) -> dict[str, Any]:
-    """``fn(**case)`` (or the exception it raised) and whether it ran DistributedSampler's code."""
+    """``fn(**case)`` (or the exception it raised), whether it ran DistributedSampler's code, and the
+    caller's global RNG after the call: the same numbers unless ``fn`` reseeded it or drew from it."""
+    saved = torch.random.get_rng_state()
+    torch.manual_seed(GLOBAL_SEED)
     with forbidden(calls={"torch.utils.data.DistributedSampler": DistributedSampler}) as seen:
         got = outcome(fn, **case)
-    return {"indices": got, "violations": seen.violations}
+    global_rng_next = torch.rand(3, dtype=torch.float64)
+    torch.random.set_rng_state(saved)
+    return {"indices": got, "violations": seen.violations, "global_rng_next": global_rng_next}
 
 
 def scaler_schedule(draw: Draw, steps: int) -> dict[int, str]:
@@ -351,6 +359,11 @@ def first_mismatch(ns: Namespace, draw: Draw) -> list:
     """first_mismatch on drawn per-rank call traces of 1 to 5 ranks: every kind of fault, at every step, and none"""
     traces = [call_trace(draw, world) for world in (1, 2, 3, 4, 5) for _ in range(12)]
     traces += [[[("all_reduce", (2,))], [("all_reduce", (2,))], []], [[], [], []], [[("barrier", ())]] * 2,
-               [[("all_reduce", (2,)), ("broadcast", (3,))], [("broadcast", (3,)), ("all_reduce", (2,))]]]
+               [[("all_reduce", (2,)), ("broadcast", (3,))], [("broadcast", (3,)), ("all_reduce", (2,))]],
+               # a rank missing where the others also disagree: "missing" comes first
+               [[("all_reduce", (2,)), ("broadcast", (3,))], [("all_reduce", (2,)), ("all_gather", (3,))],
+                [("all_reduce", (2,))]],
+               [[("all_reduce", (2,)), ("broadcast", (3,))], [("all_reduce", (2,))],
+                [("all_reduce", (2,)), ("broadcast", (4,))]]]
     return [outcome(ns["first_mismatch"], [list(trace) for trace in t]) for t in traces]
 

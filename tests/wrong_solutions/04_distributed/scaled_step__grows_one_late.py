@@ -1,0 +1,17 @@
+def scaled_step(loss: torch.Tensor, optimizer: torch.optim.Optimizer, state: dict) -> bool:
+    """Wrong: tests good_steps before counting the step: the scale grows one step late."""
+    (loss * state["scale"]).backward()
+    grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+    for grad in grads:
+        grad.div_(state["scale"])
+    if not all(bool(torch.isfinite(g).all()) for g in grads):
+        state["scale"] /= 2
+        state["good_steps"] = 0
+        return False
+    optimizer.step()
+    if state["good_steps"] >= state["growth_interval"]:
+        state["scale"] *= 2.0
+        state["good_steps"] = 0
+    else:
+        state["good_steps"] += 1
+    return True
