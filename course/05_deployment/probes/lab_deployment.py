@@ -8,6 +8,7 @@ the timed function "takes" drawn durations, so the observation is exact and does
 load of the grading machine.
 """
 
+import linecache
 import os
 import tempfile
 import time
@@ -167,7 +168,10 @@ def _breaking_fn(draw: Draw, trailing: bool) -> Callable:
         lines.append(draw.choice(["    torch._dynamo.graph_break()", "    print(end='')"]))
     lines.append("    return y")
     scope = {"torch": torch}
-    exec(compile("\n".join(lines), f"colleague_{draw.randint(0, 10**6)}.py", "exec"), scope)  # noqa: S102
+    source, filename = "\n".join(lines) + "\n", f"colleague_{draw.randint(0, 10**6)}.py"
+    # the colleague's file, as linecache holds a real one: inspect.getsourcelines(fn) works as on a notebook function
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), scope)  # noqa: S102
     return scope["fn"]
 
 
@@ -348,9 +352,15 @@ def _restore(undo: list) -> None:
             setattr(owner, attr, original)
 
 
-def _bench_case(ns: Namespace, draw: Draw, device: str) -> dict:
-    """Benchmark a simulated function with drawn per-call durations on ``device``."""
+def _bench_case(ns: Namespace, draw: Draw, device: str, forced: str | None = None) -> dict:
+    """Benchmark a simulated function with drawn per-call durations on ``device``. ``forced``:
+    ``"one_timed"`` (warm-up calls, then one timed call: on CUDA the warm-up's queued work must not be
+    in it) or ``"even"`` (an even number of timed calls: the median is the mean of the two middle ones)."""
     warmup, repeats = draw.randint(0, 4), draw.randint(1, 12)
+    if forced == "one_timed":
+        warmup, repeats = draw.randint(1, 4), 1
+    elif forced == "even":
+        repeats = 2 * draw.randint(1, 6)
     durations = [draw.randint(5, 400) * 1e-4 for _ in range(warmup + repeats + 3)]
     durations[0] = draw.randint(2, 9) * 0.1  # a slow first call
     durations[warmup + draw.randint(0, repeats - 1)] += draw.randint(1, 3)  # one slow timed call
@@ -371,4 +381,5 @@ def bench_median_ms(ns: Namespace, draw: Draw) -> list:
     """bench_median_ms: calls, warm-up, median in ms, CUDA synchronisation (on a simulated clock)"""
     devices = ["cpu", "cuda"] * 4
     draw.random.shuffle(devices)
-    return [_bench_case(ns, draw, device) for device in devices]
+    forced = [("cuda", "one_timed"), ("cpu", "one_timed"), ("cuda", "even"), ("cpu", "even")]
+    return [_bench_case(ns, draw, device) for device in devices] + [_bench_case(ns, draw, *f) for f in forced]
