@@ -13,6 +13,7 @@ from nbformat import NotebookNode
 from ci import copies, lint_rules, skips
 from ci.lint_rules import Problem, assigned_names
 from ci.notebooks import BadInput, chapter_of, is_lab, read
+from graders.restore import nbgrader_meta
 
 REQUIRED_PARAMETERS = ("DEVICE", "SMOKE")
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
@@ -73,8 +74,8 @@ def _stripped(path: Path, nb: NotebookNode) -> list[Problem]:
 def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
     problems = []
     for i, cell in enumerate(nb.cells):
-        meta = cell.metadata.get("nbgrader")
-        if not (meta and meta.get("solution")) and any(m in cell.source for m in SOLUTION_MARKERS):
+        meta = nbgrader_meta(cell)
+        if not meta.get("solution") and any(m in cell.source for m in SOLUTION_MARKERS):
             problems.append(Problem(path, i, "solution markers outside a solution cell "
                                              "(nbgrader refuses to generate the release)"))
         if not meta:
@@ -93,7 +94,7 @@ def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
 def _duplicate_grade_ids(path: Path, nb: NotebookNode, seen: dict[str, tuple[Path, int]]) -> list[Problem]:
     problems = []
     for i, cell in enumerate(nb.cells):
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        grade_id = nbgrader_meta(cell).get("grade_id")
         if not grade_id:
             continue
         if grade_id in seen:
@@ -117,9 +118,9 @@ def _lab_has_probes(path: Path, nb: NotebookNode) -> list[Problem]:
     probed = {d.args[0].value for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
               for d in node.decorator_list if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "probe"
               and d.args and isinstance(d.args[0], ast.Constant)}
-    return [Problem(path, i, f"graded cell {c.metadata['nbgrader'].get('grade_id')} has no probe in {probes}")
-            for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-            and c.metadata["nbgrader"].get("grade_id") not in probed]
+    return [Problem(path, i, f"graded cell {nbgrader_meta(c).get('grade_id')} has no probe in {probes}")
+            for i, c in enumerate(nb.cells) if c.cell_type == "code" and nbgrader_meta(c).get("grade")
+            and nbgrader_meta(c).get("grade_id") not in probed]
 
 
 def _silent_skips(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -171,7 +172,7 @@ def _copied_solutions(path: Path, nb: NotebookNode) -> list[Problem]:
     """A solution that shown code already holds can be assembled by copying: flag it."""
     problems, shown = [], None
     for i, cell in enumerate(nb.cells):
-        if not (cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution")):
+        if not (cell.cell_type == "code" and nbgrader_meta(cell).get("solution")):
             continue
         shown = shown if shown is not None else _shown_code(path, nb)
         found = copies.nearest_copy(copies.solution_code(cell.source), shown)

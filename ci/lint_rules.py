@@ -10,6 +10,8 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
+from graders.restore import nbgrader_meta
+
 PARAMETERS = ("DEVICE", "SMOKE")  # "Cell 0 ... holds exactly the parameters"
 HIDDEN_MARKERS = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 NBGRADER_KEYS = ("grade", "grade_id", "locked", "schema_version", "solution", "task")
@@ -31,12 +33,8 @@ class Problem:
         return f"{where}: {self.message}"
 
 
-def _nbgrader(cell: NotebookNode) -> dict:
-    return cell.metadata.get("nbgrader", {}) or {}
-
-
 def _graded_code_cells(nb: NotebookNode) -> list[tuple[int, NotebookNode]]:
-    return [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and _nbgrader(c).get("grade")]
+    return [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and nbgrader_meta(c).get("grade")]
 
 
 def only_documented_parameters(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -84,13 +82,13 @@ def setup_seeds(path: Path, nb: NotebookNode) -> list[Problem]:
 
 def test_cells_locked(path: Path, nb: NotebookNode) -> list[Problem]:
     """A graded test cell is ``locked: true``: nbgrader restores it, and students cannot edit it."""
-    return [Problem(path, i, f"test cell {_nbgrader(c).get('grade_id')!r} must be locked (nbgrader \"locked\": true)")
-            for i, c in _graded_code_cells(nb) if not _nbgrader(c).get("locked")]
+    return [Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} must be locked (nbgrader \"locked\": true)")
+            for i, c in _graded_code_cells(nb) if not nbgrader_meta(c).get("locked")]
 
 
 def test_cells_hidden(path: Path, nb: NotebookNode) -> list[Problem]:
     """Each graded test cell ends with a ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` block."""
-    return [Problem(path, i, f"test cell {_nbgrader(c).get('grade_id')!r} lacks {missing[0]!r}")
+    return [Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} lacks {missing[0]!r}")
             for i, c in _graded_code_cells(nb) if (missing := [m for m in HIDDEN_MARKERS if m not in c.source])]
 
 
@@ -98,7 +96,7 @@ def nbgrader_metadata_complete(path: Path, nb: NotebookNode) -> list[Problem]:
     """Every nbgrader cell carries the documented keys, ``schema_version`` 3 included."""
     problems = []
     for i, cell in enumerate(nb.cells):
-        meta = _nbgrader(cell)
+        meta = nbgrader_meta(cell)
         if not meta:
             continue
         absent = [k for k in NBGRADER_KEYS if k not in meta]
@@ -122,7 +120,7 @@ def exercise_documented(path: Path, nb: NotebookNode) -> list[Problem]:
     (every public one the cell defines)."""
     problems = []
     for i, cell in enumerate(nb.cells):
-        if not (cell.cell_type == "code" and _nbgrader(cell).get("solution")):
+        if not (cell.cell_type == "code" and nbgrader_meta(cell).get("solution")):
             continue
         try:
             tree = ast.parse(cell.source)
@@ -131,7 +129,7 @@ def exercise_documented(path: Path, nb: NotebookNode) -> list[Problem]:
         defined = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
                    and not n.name.startswith("_")]  # private helpers (a fake kernel's `_`) need none
         if not defined or not all(ast.get_docstring(n) for n in defined):
-            problems.append(Problem(path, i, f"solution cell {_nbgrader(cell).get('grade_id')!r} must define a "
+            problems.append(Problem(path, i, f"solution cell {nbgrader_meta(cell).get('grade_id')!r} must define a "
                                              "function or class with a docstring giving its signature"))
     return problems
 

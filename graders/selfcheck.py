@@ -104,15 +104,15 @@ def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
     return groups
 
 
-def stray_wrong_solutions(wrong_dir: Path, chapter: str, solution_ids: set[str]) -> list[str]:
+def stray_solution_files(folder_root: Path, chapter: str, solution_ids: set[str]) -> list[str]:
     """Files of the chapter's (wrong- or right-) solution folder that no lab would use: silently ignored otherwise."""
-    folder = wrong_dir / chapter
+    folder = folder_root / chapter
     unnamed = [p for p in sorted(folder.glob("*.py")) if "__" not in p.stem and not p.name.startswith(".")] \
         if folder.is_dir() else []
     known = ", ".join(sorted(solution_ids)) or "none"
     return ([f"{p}: not named <solution grade_id>__<slug>.py, so no exercise uses it" for p in unnamed]
             + [f"{p}: no solution cell has grade_id {grade_id!r} (known: {known})"
-               for grade_id, p in wrong_solutions(wrong_dir, chapter) if grade_id not in solution_ids])
+               for grade_id, p in wrong_solutions(folder_root, chapter) if grade_id not in solution_ids])
 
 
 def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> list[str]:
@@ -228,7 +228,7 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, folders: Solu
             result.shortfalls += shortfalls(lab, wrong_solutions(folders.wrong, lab.chapter), standard)
             result.verdicts += check_lab(pool, lab, path, release, folders, jobs)
         for folder in filter(None, (folders.wrong, folders.right)):
-            result.shortfalls += stray_wrong_solutions(folder, chapter_dir.name, solution_ids)
+            result.shortfalls += stray_solution_files(folder, chapter_dir.name, solution_ids)
     except (RuntimeError, ValueError, OSError, SyntaxError) as err:
         result.error = f"{chapter_dir.name}: {err}"
     return result
