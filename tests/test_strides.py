@@ -12,8 +12,8 @@ import torch
 from matplotlib.figure import Figure
 
 from labutils import strides
-from labutils.strides_layout import layout
-from labutils.strides_plan import MAX_DIM, MAX_STORAGE, STORAGE_KEEP, elide, skipped_before, storage_slots
+from labutils.strides.layout import layout
+from labutils.strides.plan import MAX_DIM, MAX_STORAGE, STORAGE_KEEP, elide, skipped_before, storage_slots
 
 N_RANDOM = 200
 

@@ -1,20 +1,38 @@
-"""The memory of a training step as data: one sample per aten op, bytes per category.
+"""The memory of a training step as plain data: categories, storage records, samples and their peaks.
 
-Built by :class:`~labutils.memory_tracker.MemoryTracker`; drawn by :mod:`labutils.memory_plot`.
+The bottom of :mod:`labutils.memory`; it imports nothing else of it. The dependency order is
+``records -> plot -> timeline -> dispatch -> tracker -> step`` (the face, ``__init__``, on top):
+:class:`StorageRecord` is what :mod:`~labutils.memory.tracker` keeps per storage,
+:class:`TimelineData` is what :mod:`~labutils.memory.plot` draws, and
+:class:`~labutils.memory.timeline.MemoryTimeline` adds ``.plot()`` to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from labutils.memory_plot import MemoryPlot
-    from labutils.memory_tracker import StorageRecord
+from typing import Any
 
 CATEGORIES: tuple[str, ...] = ("parameters", "gradients", "optimizer state", "activations", "other")
 MIB = 2**20
+
+# Roles in order of strength: the strongest role a storage ever had is its category.
+_RANK = {name: rank for rank, name in enumerate(reversed(CATEGORIES))}
+
+
+@dataclass(slots=True)
+class StorageRecord:
+    """One storage seen by the tracker: its size, when it was born and freed (sample indices)."""
+
+    nbytes: int
+    born: int
+    freed: int | None = None
+    category: str = "other"
+    pinned: bool = False
+
+    def mark(self, category: str) -> None:
+        """Give this storage a role; the strongest role wins (a pinned input stays "other")."""
+        if not self.pinned and _RANK[category] > _RANK[self.category]:
+            self.category = category
 
 
 @dataclass(frozen=True)
@@ -39,8 +57,9 @@ class MemorySample:
 
 
 @dataclass
-class MemoryTimeline:
-    """Samples of one tracked block of code, with peaks and a plot.
+class TimelineData:
+    """Samples of one tracked block of code, with peaks (the data of a
+    :class:`~labutils.memory.timeline.MemoryTimeline`, without its plot).
 
     ``cuda_stats`` holds ``memory_allocated``/``max_memory_allocated``/``memory_reserved`` at the
     end of a CUDA run (None on CPU).
@@ -101,43 +120,5 @@ class MemoryTimeline:
             ],
         }
 
-    def plot(self, title: str | None = None) -> MemoryPlot:
-        """Stacked area of bytes by category over the step (displays inline; ``.save(path)``)."""
-        from labutils.memory_plot import plot_timeline
-
-        return plot_timeline(self, title=title)
-
     def __repr__(self) -> str:
-        return f"MemoryTimeline({len(self.samples)} samples on {self.device})\n{self.table()}"
-
-
-def build_timeline(records: Sequence[StorageRecord], steps: Sequence[tuple[str, str, str]],
-                   cuda_allocated: Sequence[int], device: str = "cpu",
-                   cuda_stats: dict[str, int] | None = None) -> MemoryTimeline:
-    """Turn storage lifetimes (born/freed sample indices) into per-sample bytes by category."""
-    n = len(steps)
-    deltas = {c: [0] * (n + 1) for c in CATEGORIES}
-    for record in records:
-        delta = deltas[record.category]
-        delta[min(record.born, n)] += record.nbytes
-        if record.freed is not None:
-            delta[min(record.freed, n)] -= record.nbytes
-    running = dict.fromkeys(CATEGORIES, 0)
-    samples = []
-    for i, (phase, op, module) in enumerate(steps):
-        for c in CATEGORIES:
-            running[c] += deltas[c][i]
-        alloc = cuda_allocated[i] if i < len(cuda_allocated) else None
-        samples.append(MemorySample(i, phase, op, module, dict(running), alloc))
-    return MemoryTimeline(samples=samples, device=device, cuda_stats=cuda_stats, phases=_phase_spans(steps))
-
-
-def _phase_spans(steps: Sequence[tuple[str, str, str]]) -> list[tuple[str, int, int]]:
-    """Consecutive runs of one phase as (name, first index, last index)."""
-    spans: list[tuple[str, int, int]] = []
-    for i, (phase, _, _) in enumerate(steps):
-        if spans and spans[-1][0] == phase:
-            spans[-1] = (phase, spans[-1][1], i)
-        else:
-            spans.append((phase, i, i))
-    return spans
+        return f"{type(self).__name__}({len(self.samples)} samples on {self.device})\n{self.table()}"

@@ -1,5 +1,8 @@
 """Draw memory timelines with matplotlib: one step, or several steps side by side.
 
+Draws :class:`~labutils.memory.records.TimelineData` (what every ``MemoryTimeline`` is), so it
+sits below :mod:`labutils.memory.timeline`, whose ``MemoryTimeline.plot()`` calls it.
+
 Figures are built with ``matplotlib.figure.Figure`` (not pyplot), wrapped in a :class:`MemoryPlot`
 that Jupyter displays inline (PNG) exactly once and that saves to any format matplotlib knows.
 No JavaScript, works offline.
@@ -14,7 +17,7 @@ from pathlib import Path
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from labutils.memory_timeline import CATEGORIES, MemoryTimeline
+from labutils.memory.records import CATEGORIES, TimelineData
 
 COLORS = {
     "parameters": "#4C72B0",
@@ -52,7 +55,7 @@ def _unit(peak_bytes: int) -> tuple[str, float]:
     return "B", 1.0
 
 
-def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], title: str = "",
+def draw_timeline(ax: Axes, timeline: TimelineData, unit: tuple[str, float], title: str = "",
                   ymax: int | None = None) -> None:
     """Draw one timeline on ``ax``: stacked categories, phase bands, the peak, CUDA allocated.
 
@@ -84,7 +87,7 @@ def draw_timeline(ax: Axes, timeline: MemoryTimeline, unit: tuple[str, float], t
     ax.set_title(title or timeline.label or f"one training step on {timeline.device}", pad=14)
 
 
-def _draw_phases(ax: Axes, timeline: MemoryTimeline, n: int) -> None:
+def _draw_phases(ax: Axes, timeline: TimelineData, n: int) -> None:
     """Shade each phase; name it above the axes, or vertically inside when the band is narrow."""
     for i, (phase, first, last) in enumerate(timeline.phases):
         if phase in ("start", "end"):
@@ -99,7 +102,7 @@ def _draw_phases(ax: Axes, timeline: MemoryTimeline, n: int) -> None:
                     rotation=90, fontsize=7, zorder=5)
 
 
-def plot_timeline(timeline: MemoryTimeline, title: str | None = None) -> MemoryPlot:
+def plot_timeline(timeline: TimelineData, title: str | None = None) -> MemoryPlot:
     """Stacked area of bytes by category over one step."""
     figure = Figure(figsize=(10, 4.2), layout="constrained")
     ax = figure.add_subplot()
@@ -108,13 +111,13 @@ def plot_timeline(timeline: MemoryTimeline, title: str | None = None) -> MemoryP
     return MemoryPlot(figure)
 
 
-def _ymax(timeline: MemoryTimeline) -> int:
+def _ymax(timeline: TimelineData) -> int:
     peak = timeline.peak()
     allocated = [s.cuda_allocated for s in timeline.samples if s.cuda_allocated is not None]
     return max([peak, *allocated])
 
 
-def plot_comparison(timelines: Mapping[str, MemoryTimeline]) -> MemoryPlot:
+def plot_comparison(timelines: Mapping[str, TimelineData]) -> MemoryPlot:
     """Several steps side by side on one scale, and a bar per step: what the peak is made of."""
     labels = list(timelines)
     ymax = max(_ymax(t) for t in timelines.values())

@@ -12,7 +12,7 @@ Storages are deduplicated by ``untyped_storage()`` (views share one), so each by
 A storage's category is decided by the strongest role it ever had (parameter > gradient >
 optimizer state > activation > other) and applies to its whole life: Adam's ``exp_avg`` is
 optimizer state from the moment ``zeros_like`` allocated it. The result is a
-:class:`~labutils.memory_timeline.MemoryTimeline`.
+:class:`~labutils.memory.timeline.MemoryTimeline`.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_iter
 
-from labutils.memory_dispatch import OpRecorder, StorageRecord, in_backward, is_recomputing
-from labutils.memory_timeline import MemoryTimeline, build_timeline
+from labutils.memory.dispatch import OpRecorder, in_backward, is_recomputing
+from labutils.memory.records import StorageRecord
+from labutils.memory.timeline import MemoryTimeline, build_timeline
 
 
 class MemoryTracker:
@@ -96,7 +97,7 @@ class MemoryTracker:
         self._sample("start", "")
         self._install_hooks()
         self._stack.enter_context(torch.autograd.graph.saved_tensors_hooks(self._pack, _unpack))
-        self._stack.enter_context(OpRecorder(self))
+        self._stack.enter_context(OpRecorder(self._after_op))
         return self
 
     def __exit__(self, *exc: object) -> None:

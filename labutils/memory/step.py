@@ -1,18 +1,8 @@
-"""Where the memory of a training step goes: parameters, gradients, optimizer state, activations.
+"""One training step under a :class:`~labutils.memory.tracker.MemoryTracker`, and steps side by side.
 
-``from labutils import memory`` then::
-
-    timeline = memory.track_step(model, torch.optim.Adam(model.parameters()), x, y)
-    timeline            # peaks per category as text
-    timeline.plot()     # stacked area over the step, inline in Jupyter; .save("step.png")
-    memory.compare({"SGD": t_sgd, "Adam": t_adam})   # side by side, one scale
-
-The data is a :class:`MemoryTimeline` (a list of :class:`MemorySample`, one per aten op, with the
-phase ``forward``/``backward``/``optimizer``/``zero_grad``, the op, the module and the bytes of each
-category). It works on CPU and CUDA; on CUDA each sample also carries
-``torch.cuda.memory_allocated()`` and the timeline carries ``max_memory_allocated``; pass
-``cuda_snapshot="step.pickle"`` to also save an allocator history for https://pytorch.org/memory_viz.
-How it works: :mod:`labutils.memory_tracker`. It does not use ``torch.profiler``.
+:func:`track_step` runs forward + loss, backward, ``optimizer.step()`` and ``zero_grad`` in four
+phases; :func:`checkpointed` is a ``forward`` for it; :func:`compare` draws several timelines on one
+scale. The top of the import order (``records -> plot -> timeline -> dispatch -> tracker -> step``).
 """
 
 from __future__ import annotations
@@ -24,14 +14,11 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint_sequential
 
-from labutils.memory_plot import MemoryPlot, plot_comparison, plot_timeline
-from labutils.memory_timeline import CATEGORIES, MIB, MemorySample, MemoryTimeline
-from labutils.memory_tracker import MemoryTracker
+from labutils.memory.plot import MemoryPlot, plot_comparison
+from labutils.memory.timeline import MemoryTimeline
+from labutils.memory.tracker import MemoryTracker
 
-__all__ = [
-    "CATEGORIES", "MIB", "MemoryPlot", "MemorySample", "MemoryTimeline", "MemoryTracker",
-    "checkpointed", "compare", "plot_timeline", "track_step",
-]
+__all__ = ["Forward", "Loss", "checkpointed", "compare", "track_step"]
 
 Forward = Callable[[nn.Module, torch.Tensor], torch.Tensor]
 Loss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]

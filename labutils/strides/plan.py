@@ -2,7 +2,7 @@
 
 A :class:`Plan` holds boxes, texts and lines in "cell units" (one storage cell is a 1x1 box,
 y grows downwards) plus the list of drawn logical cells with the storage index each shows.
-:mod:`labutils.strides` renders a plan with matplotlib; tests inspect the plan directly.
+:mod:`labutils.strides.picture` renders a plan with matplotlib; tests inspect the plan directly.
 Large tensors are elided: at most ``MAX_DIM`` rows/columns per 2-d slice, a few slices
 per leading dimension, and only the storage cells that drawn elements read.
 """
@@ -13,7 +13,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-from labutils.strides_layout import Layout
+from labutils.strides.layout import Layout
 
 MAX_DIM = 12  # a dim up to this size is drawn whole; longer ones as 4 + marker + 3
 MAX_DIM_IN_SLICES = 8  # in a grid of 2-d slices (3-d and up): longer dims as 3 + marker + 2

@@ -1,14 +1,8 @@
-"""Storage and stride diagrams of real tensors: which storage cells each element reads.
+"""The picture of :mod:`labutils.strides`: render a plan with matplotlib, and ``show``/``compare``.
 
->>> from labutils import strides
->>> x = torch.arange(12.).reshape(3, 4)
->>> strides.show(x.t())                          # storage strip + logical grid + the mapping
->>> strides.compare(x, x.t(), x[:, 1], x.t().reshape(12), names=["x", "x.t()", "x[:, 1]", "reshape"])
->>> print(strides.explain(x.t()))                # the same facts in words
-
-``show`` and ``compare`` return a :class:`StrideDiagram`: it displays inline in Jupyter
-(``_repr_png_``), saves with ``.savefig(path)``, gives a matplotlib figure with ``.to_figure()``,
-and exposes what it drew as data (``.cells``: the storage index shown for each logical element).
+The last step of facts -> plan -> picture: :mod:`~labutils.strides.layout` gives the facts of a
+tensor, :mod:`~labutils.strides.plan` and :mod:`~labutils.strides.diagrams` place every box, label
+and line as data, and this module draws that data and wraps it in a :class:`StrideDiagram`.
 Figures are built without pyplot and dropped after rendering, so long notebooks do not
 accumulate open figures.
 """
@@ -26,30 +20,11 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from labutils.strides_diagrams import plan_compare, plan_show
-from labutils.strides_layout import (
-    Layout,
-    contiguous_strides,
-    explain,
-    explain_layout,
-    layout,
-    storage_indices,
-    storage_indices_from,
-)
-from labutils.strides_plan import DrawnCell, Plan
+from labutils.strides.diagrams import plan_compare, plan_show
+from labutils.strides.layout import Layout, explain_layout, layout
+from labutils.strides.plan import DrawnCell, Plan
 
-__all__ = [
-    "DrawnCell",
-    "Layout",
-    "StrideDiagram",
-    "compare",
-    "contiguous_strides",
-    "explain",
-    "layout",
-    "show",
-    "storage_indices",
-    "storage_indices_from",
-]
+__all__ = ["StrideDiagram", "compare", "render", "show"]
 
 BASE_SCALE = 0.38  # inches per storage cell
 MAX_WIDTH_IN = 16.0
@@ -62,7 +37,7 @@ def _text_width(s: str, size: float) -> float:
 
 
 def render(plan: Plan) -> Figure:
-    """Draw a :class:`~labutils.strides_plan.Plan` on a new matplotlib Figure (not registered with pyplot)."""
+    """Draw a :class:`~labutils.strides.plan.Plan` on a new matplotlib Figure (not registered with pyplot)."""
     width = max([plan.width] + [t.x + _text_width(t.s, t.size) for t in plan.texts if t.ha == "left"])
     scale = min(BASE_SCALE, MAX_WIDTH_IN / (width + 1))
     shrink = scale / BASE_SCALE

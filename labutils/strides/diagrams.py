@@ -7,8 +7,8 @@ import math
 import matplotlib as mpl
 from matplotlib.colors import to_hex, to_rgba
 
-from labutils.strides_layout import Layout
-from labutils.strides_plan import (
+from labutils.strides.layout import Layout
+from labutils.strides.plan import (
     Box,
     DrawnCell,
     Grid,

@@ -1,48 +1,30 @@
-"""The low-level parts of :mod:`labutils.memory_tracker`: a storage's record and the dispatch mode.
+"""The low-level part of :mod:`labutils.memory.tracker`: the dispatch mode that sees every aten op.
 
 ``OpRecorder`` sees every aten op; only ops that can return new memory (not views, not in-place
-ops, not profiler markers) reach the tracker, which keeps the per-op cost at a few microseconds.
+ops, not profiler markers) reach the tracker (its ``on_op`` callback), which keeps the per-op cost
+at a few microseconds. It knows nothing of the tracker itself, so the import order stays one-way.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from labutils.memory_timeline import CATEGORIES
-
-if TYPE_CHECKING:
-    from labutils.memory_tracker import MemoryTracker
-
-# Roles in order of strength: the strongest role a storage ever had is its category.
-_RANK = {name: rank for rank, name in enumerate(reversed(CATEGORIES))}
-
-
-@dataclass(slots=True)
-class StorageRecord:
-    """One storage seen by the tracker: its size, when it was born and freed (sample indices)."""
-
-    nbytes: int
-    born: int
-    freed: int | None = None
-    category: str = "other"
-    pinned: bool = False
-
-    def mark(self, category: str) -> None:
-        """Give this storage a role; the strongest role wins (a pinned input stays "other")."""
-        if not self.pinned and _RANK[category] > _RANK[self.category]:
-            self.category = category
+OnOp = Callable[[str, object], None]
+"""What :class:`OpRecorder` calls after each allocating op: ``on_op(op name, op output)``."""
 
 
 class OpRecorder(TorchDispatchMode):
-    """The dispatch mode: run each op, register new output storages, take one sample."""
+    """The dispatch mode: run each op; for an op that can allocate, hand its output to ``on_op``.
 
-    def __init__(self, tracker: MemoryTracker) -> None:
+    ``on_op`` is the tracker's ``_after_op`` (register new output storages, take one sample).
+    """
+
+    def __init__(self, on_op: OnOp) -> None:
         super().__init__()
-        self.tracker = tracker
+        self.on_op = on_op
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -55,7 +37,7 @@ class OpRecorder(TorchDispatchMode):
         if name is None:
             name = _ALLOCATING[func] = _allocating_name(func)
         if name:
-            self.tracker._after_op(name, out)
+            self.on_op(name, out)
         return out
 
 

@@ -1,0 +1,155 @@
+"""labutils's import graph, read from the source (ast): no cycle among its modules, no graders/ci.
+
+labutils is what student notebooks import; the instructor side (graders/, the CLI in ci/ or labs/)
+sits on top of it and must never be pulled in by it, not even lazily.
+
+Every ``import`` statement counts, wherever it is: module level, inside a function (a
+function-level import that dodges a circle is still a circle), and under ``if TYPE_CHECKING:``
+(a circle a type checker must untangle). ``from labutils.x import name`` is an edge to
+``labutils.x.name`` when that is a module, else to ``labutils.x`` itself. Python runs a
+package's ``__init__`` before any of its submodules, but that is no edge: a package's face importing
+its submodules, which import each other by full name, is the normal pattern (``graphs/``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = "labutils"
+FORBIDDEN = ("graders", "ci", "labs")  # labs: the CLI package ci/ is becoming
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """Dotted module name of a source file (``labutils/memory/__init__.py`` -> ``labutils.memory``)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_names(path: Path, name: str) -> set[str]:
+    """What the file imports, anywhere in it, as dotted names (relative imports resolved).
+
+    ``import a.b`` gives ``a.b``; ``from a.b import c, d`` gives ``a.b.c`` and ``a.b.d`` (a
+    submodule or a name defined in ``a.b``: :func:`import_graph` tells them apart).
+    """
+    tree = ast.parse(path.read_text(), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")
+                base = base[: len(base) - node.level + (1 if is_package else 0)]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            found.update(target if alias.name == "*" else f"{target}.{alias.name}" for alias in node.names)
+    return found
+
+
+def import_graph(package: str = PACKAGE, root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(edges among the package's modules, every dotted name each module imports).
+
+    An imported name's edge goes to the longest prefix that is one of the package's modules:
+    ``labutils.memory.records.MIB`` -> ``labutils.memory.records``, ``labutils.memory.MIB`` ->
+    ``labutils.memory`` (its ``__init__``, a circle if that imports the importer back).
+    """
+    files = {module_name(p, root): p for p in sorted((root / package).rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    raw: dict[str, set[str]] = {}
+    for name, path in files.items():
+        raw[name] = imported_names(path, name)
+        edges = set()
+        for target in raw[name]:
+            parts = target.split(".")
+            while parts and ".".join(parts) not in files:
+                parts.pop()
+            if parts:
+                edges.add(".".join(parts))
+        graph[name] = edges
+    return graph, raw
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_the_checker_sees_a_type_checking_and_a_function_level_circle(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from pkg.a import f\n")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n"
+                              "def f():\n    return 1\n")
+    (pkg / "b.py").write_text("class B:\n    def g(self):\n        from . import c\n")
+    (pkg / "c.py").write_text("from .a import f\n")
+    (pkg / "d.py").write_text("from pkg import a\n")
+    (pkg / "e.py").write_text("import pkg.d\n")
+    graph, _ = import_graph("pkg", tmp_path)
+    assert graph["pkg.b"] == {"pkg.c"} and graph["pkg.d"] == {"pkg.a"} and graph["pkg.e"] == {"pkg.d"}
+    assert find_cycles(graph) == [["pkg.a", "pkg.b", "pkg.c"]]
+    (pkg / "d.py").write_text("from pkg import f\n")  # a name from the face that imports d's caller
+    (pkg / "__init__.py").write_text("from pkg.a import f\nfrom pkg import e\n")
+    graph, _ = import_graph("pkg", tmp_path)
+    assert ["pkg", "pkg.d", "pkg.e"] in find_cycles(graph)
+
+
+def test_no_import_cycle_among_labutils_modules() -> None:
+    graph, _ = import_graph()
+    assert {"labutils.memory.tracker", "labutils.strides.picture"} <= set(graph), "modules not found"
+    assert find_cycles(graph) == []
+
+
+def test_memory_and_strides_import_one_way() -> None:
+    """The documented order: each module imports only those before it (the face last)."""
+    graph, _ = import_graph()
+    orders = [
+        ["records", "plot", "timeline", "dispatch", "tracker", "step"],
+        ["layout", "plan", "diagrams", "picture"],
+    ]
+    for package, order in zip(("labutils.memory", "labutils.strides"), orders, strict=True):
+        assert {m for m in graph if m.startswith(f"{package}.")} == {f"{package}.{m}" for m in order}
+        for k, module in enumerate(order):
+            inside = {d for d in graph[f"{package}.{module}"] if d.startswith(package)}
+            assert inside <= {f"{package}.{m}" for m in order[:k]}, (module, inside)
+
+
+def test_labutils_never_imports_graders_or_ci() -> None:
+    _, raw = import_graph()
+    bad = {name: sorted(t for t in targets if t.split(".")[0] in FORBIDDEN) for name, targets in raw.items()}
+    assert {name: targets for name, targets in bad.items() if targets} == {}
