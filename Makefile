@@ -46,7 +46,7 @@ system-deps:
 	fi
 
 lint: venv
-	$(BIN)/ruff check labutils graders ci tests benchmarks
+	$(BIN)/ruff check labutils graders labs zygote tests benchmarks
 	$(BIN)/labs lint course
 
 unit: venv

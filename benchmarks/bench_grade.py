@@ -25,11 +25,11 @@ from pathlib import Path
 
 import nbformat
 
-from graders.gradebook_course import ensure_tools_on_path
+from graders.cells import blank_version, restore
+from graders.coursedir import solution_files
 from graders.job import execute_cells
-from graders.restore import restore
-from graders.selfcheck import with_solution_replaced, wrong_solutions
-from graders.trial import blank_version
+from graders.nbgrader_course import ensure_tools_on_path
+from graders.selfcheck import with_solution_replaced
 
 BIN = Path(sys.executable).parent
 
@@ -37,7 +37,7 @@ BIN = Path(sys.executable).parent
 def submissions(lab: Path, wrong_dir: Path, count: int) -> dict[str, nbformat.NotebookNode]:
     """``count`` notebooks: 40% correct, 30% partly wrong, 20% blank, 10% crashing."""
     source = nbformat.read(lab, as_version=4)
-    wrong = wrong_solutions(wrong_dir, lab.parent.name)
+    wrong = solution_files(wrong_dir, lab.parent.name)
     crash = nbformat.from_dict(json.loads(json.dumps(source)))
     next(c for c in crash.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])).source += \
         "\nimport os\nos._exit(1)  # the kernel dies: nothing after this runs"

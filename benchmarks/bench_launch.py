@@ -3,7 +3,7 @@
 Every job does the same work: init a gloo process group on 2 local ranks, all-reduce a tensor,
 check the sum, barrier, destroy. Wall time from the call to the results being back.
 
-    python benchmarks/bench_launch.py [--repeats 3] [--out docs/benchmarks/launch_startup.md]
+    python benchmarks/bench_launch.py [--repeats 3] [--out FILE]   (figures: docs/benchmarks/distributed.md)
 """
 
 from __future__ import annotations

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import nbformat
 
+from graders.cells import Restored, TestCell, reference_cells, restore, test_cells
 from graders.compare import compare, points_for
-from graders.jail import Limits
+from graders.coursedir import probes_file
 from graders.job import Cell, Job
 from graders.probing import Probe, load_probes
-from graders.restore import Restored, TestCell, reference_cells, restore, test_cells
-from graders.sandbox import JobOutcome, Worker
+from graders.sandbox.jail import Limits
+from graders.sandbox.worker import JobOutcome, Worker
 from graders.submissions import Submission, matches_lab
 
 STATUS_WHY = {"timeout": "timed out", "crashed": "the process ended before grading finished",
@@ -90,7 +91,7 @@ class NotebookGrade(ScoredCells):
 def load_lab(path: Path) -> Lab:
     """Read a lab and its probe file; every graded test cell must have a probe."""
     source = nbformat.read(path, as_version=4)
-    probes_path = path.parent / "probes" / f"{path.stem}.py"
+    probes_path = probes_file(path)
     if not probes_path.is_file():
         raise ValueError(f"{path}: no probe file {probes_path}")
     probes_source = probes_path.read_text(encoding="utf-8")

@@ -6,7 +6,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graders import gradebook_course as course
+from graders import nbgrader_course as course
 
 
 @dataclass

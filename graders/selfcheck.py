@@ -13,7 +13,8 @@ from pathlib import Path
 
 import nbformat
 
-from graders import gradebook_course as course
+from graders import nbgrader_course as course
+from graders.coursedir import LAB_PATTERN, labs_in, nbgrader_meta, solution_files
 from graders.grading import (
     CellGrade,
     Lab,
@@ -25,8 +26,7 @@ from graders.grading import (
     reference_runs,
     warm_modules,
 )
-from graders.jail import Limits
-from graders.restore import nbgrader_meta
+from graders.sandbox.jail import Limits
 from graders.submissions import Submission
 
 
@@ -73,6 +73,11 @@ class SolutionFolders:
     wrong: Path
     right: Path | None = None
 
+    @classmethod
+    def found(cls, wrong: Path, right: Path | None) -> SolutionFolders:
+        """Both folders as absolute paths; no right-solution folder when it does not exist."""
+        return cls(wrong.resolve(), right.resolve() if right is not None and right.is_dir() else None)
+
 
 @dataclass(frozen=True)
 class Version:
@@ -82,12 +87,6 @@ class Version:
     nb: nbformat.NotebookNode
     expectation: str  # full | zero | loses | earns
     exercise: tuple[str, ...] = ()  # test cells judged for "loses"/"earns" (the replaced solution's exercise)
-
-
-def wrong_solutions(wrong_dir: Path, chapter: str) -> list[tuple[str, Path]]:
-    """``(solution grade_id, file)`` for each ``<grade_id>__<slug>.py`` of the chapter."""
-    folder = wrong_dir / chapter
-    return [(p.stem.split("__")[0], p) for p in sorted(folder.glob("*__*.py"))] if folder.is_dir() else []
 
 
 def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
@@ -112,7 +111,7 @@ def stray_solution_files(folder_root: Path, chapter: str, solution_ids: set[str]
     known = ", ".join(sorted(solution_ids)) or "none"
     return ([f"{p}: not named <solution grade_id>__<slug>.py, so no exercise uses it" for p in unnamed]
             + [f"{p}: no solution cell has grade_id {grade_id!r} (known: {known})"
-               for grade_id, p in wrong_solutions(folder_root, chapter) if grade_id not in solution_ids])
+               for grade_id, p in solution_files(folder_root, chapter) if grade_id not in solution_ids])
 
 
 def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> list[str]:
@@ -198,8 +197,8 @@ def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: Solution
     """Grade every version of one lab against a fresh reference run; one verdict per version."""
     salt = secrets.randbits(62)
     reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
-    todo = versions(lab, nbformat.read(release / path.name, as_version=4), wrong_solutions(folders.wrong, lab.chapter),
-                    wrong_solutions(folders.right, lab.chapter) if folders.right else [])
+    todo = versions(lab, nbformat.read(release / path.name, as_version=4), solution_files(folders.wrong, lab.chapter),
+                    solution_files(folders.right, lab.chapter) if folders.right else [])
 
     def grade(version: Version) -> Verdict:
         graded_lab = focused(lab, version.exercise) if version.exercise else lab
@@ -215,9 +214,9 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, folders: Solu
                   standard: Standard) -> ChapterCheck:
     """Self-check every lab of one chapter through the sandboxed grading path."""
     result = ChapterCheck(chapter_dir.name)
-    paths = sorted(chapter_dir.glob("lab_*.ipynb"))
+    paths = labs_in(chapter_dir)
     if not paths:
-        result.error = f"{chapter_dir}: no lab_*.ipynb to check"
+        result.error = f"{chapter_dir}: no {LAB_PATTERN} to check"
         return result
     try:
         release = release_of(chapter_dir, paths, build_root)
@@ -225,7 +224,7 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, folders: Solu
         for path in paths:
             lab = load_lab(path)
             solution_ids |= set(exercise_tests(lab.source))
-            result.shortfalls += shortfalls(lab, wrong_solutions(folders.wrong, lab.chapter), standard)
+            result.shortfalls += shortfalls(lab, solution_files(folders.wrong, lab.chapter), standard)
             result.verdicts += check_lab(pool, lab, path, release, folders, jobs)
         for folder in filter(None, (folders.wrong, folders.right)):
             result.shortfalls += stray_solution_files(folder, chapter_dir.name, solution_ids)
@@ -234,16 +233,17 @@ def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, folders: Solu
     return result
 
 
-def check_chapters(chapter_dirs: list[Path], build_root: Path, wrong_dir: Path, jobs: int,
-                   standard: Standard = Standard(), right_dir: Path | None = None) -> list[ChapterCheck]:
+def check_chapters(chapter_dirs: list[Path], build_root: Path, folders: SolutionFolders, jobs: int,
+                   standard: Standard = Standard(), sandbox: bool = True) -> list[ChapterCheck]:
     """Self-check the chapters with ``jobs`` sandboxes shared by all of them.
 
-    ``right_dir``: ``<chapter>/<grade_id>__<slug>.py`` correct solutions other than the source's, each of
-    which must earn its exercise's full points (a probe that rejects them is too strict).
+    ``folders.right``: ``<chapter>/<grade_id>__<slug>.py`` correct solutions other than the source's, each
+    of which must earn its exercise's full points (a probe that rejects them is too strict).
+    ``sandbox=False`` grades without bubblewrap (jobs keep their own uid, namespaces and limits where
+    the kernel allows): a quick try while writing probes, or where bwrap is not installed.
     """
-    folders = SolutionFolders(wrong_dir, right_dir if right_dir and right_dir.is_dir() else None)
-    labs = [lab for folder in chapter_dirs for p in sorted(folder.glob("lab_*.ipynb")) if (lab := _loadable(p))]
-    pool = Pool(jobs, Limits(), 1, True, build_root / "logs", warm_modules(labs)).ready()
+    labs = [lab for folder in chapter_dirs for p in labs_in(folder) if (lab := _loadable(p))]
+    pool = Pool(jobs, Limits(), 1, sandbox, build_root / "logs", warm_modules(labs)).ready()
     try:
         return [check_chapter(pool, folder, build_root, folders, jobs, standard) for folder in chapter_dirs]
     finally:

@@ -12,6 +12,6 @@ __all__ = ["cuda_only", "load_ipython_extension", "resolve_device", "seed_everyt
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 (IPython's own type)
     """Register the course's IPython magics (``%%torchrun``)."""
-    from labutils.launch import register_magics
+    from labutils.launch.magic import register_magics
 
     register_magics(ipython)

@@ -43,7 +43,7 @@ def test_cuda_without_cuda():
 
 
 def test_memory_sizes_are_read_as_users_type_them():
-    from graders.cli_grade import parse_size
+    from labs.options import parse_size
 
     assert parse_size("2G") == parse_size("2GiB") == parse_size("2 gb") == 2 * 2**30
     assert parse_size("512M") == 512 * 2**20 and parse_size("4096") == 4 * 2**30
@@ -52,17 +52,18 @@ def test_memory_sizes_are_read_as_users_type_them():
 
 
 def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # An interpreter that sees no site-packages: like a checkout whose packages are only on PYTHONPATH,
-    # which the sandbox clears.
+    # An interpreter that sees no site-packages, and a PYTHONPATH where the project's packages are not:
+    # the sandbox then cannot import graders.
     import sys
 
-    from graders.jail import Limits
-    from graders.sandbox import Worker
+    from graders.sandbox.jail import Limits
+    from graders.sandbox.worker import Worker
 
     python = tmp_path / "python"
     python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
     python.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(python))
+    monkeypatch.setattr("graders.sandbox.worker.package_path", lambda: str(tmp_path / "nowhere"))
     worker = Worker(0, Limits(), 1, use_bwrap=False, log=tmp_path / "worker0.log")
     with pytest.raises(RuntimeError) as raised:
         worker.start()
@@ -70,4 +71,5 @@ def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, m
     message = str(raised.value)
     assert message.startswith(f"sandbox worker 0 did not start (see {tmp_path / 'worker0.log'}): ")
     assert "No module named 'graders'" in message
-    assert "the sandbox sees only installed packages, not PYTHONPATH: pip install -e . (graders, labutils)" in message
+    assert (f"the sandbox imports only what it binds (graders, labutils, zygote from {tmp_path / 'nowhere'}): "
+            "is the project installed in the venv") in message and message.endswith("pip install -e .")

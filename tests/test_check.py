@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, labs, labs_env
+from tests.conftest import FIXTURES, labs
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
 # The fixture lab is two exercises, 5 points and one wrong solution each: its own standard.
@@ -136,33 +134,26 @@ def test_only_jobs_of_the_source_carry_a_probe_traceback():
     assert not Job.from_plain(Job([]).to_plain()).traceback
 
 
-def _trial(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "graders.trial", *args], cwd=ROOT, env=labs_env(),
-                          capture_output=True, text=True, timeout=600)
+def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap(tmp_path: Path):
+    """`labs check --no-sandbox` (what `python -m graders.trial` was): same verdicts, no bwrap."""
+    result = labs("check", "fx_basic", "--no-sandbox", "--course", str(FIXTURES / "course"), "--wrong-solutions",
+                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path), *FIXTURE_STANDARD)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "labs check --no-sandbox: submissions run without bubblewrap" in result.stderr
+    assert "1/1 chapters pass the self-check" in result.stdout
+    assert "scale__in_place.py" in result.stdout and "FAIL" not in result.stdout
 
 
-def test_trial_has_a_help_and_one_line_errors_and_tries_the_fixture_lab():
-    helped = _trial("--help")
-    assert helped.returncode == 0 and "usage: python -m graders.trial" in helped.stdout, helped.stderr
-    assert "--wrong" in helped.stdout
-    missing = _trial("no/such/lab_x.ipynb")
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
-    assert missing.stderr.strip().endswith("error: no/such/lab_x.ipynb: no such file")
-    tried = _trial(str(FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"), "--wrong", str(FIXTURES / "wrong_solutions"))
-    assert tried.returncode == 0, tried.stdout + tried.stderr
-    assert "ok   source: 5/5" in tried.stdout and "ok   blank: 0/5" in tried.stdout
-    assert "ok   wrong scale__in_place: " in tried.stdout
-
-
-def test_trial_shows_a_probe_raising_on_the_source_with_its_frames(tmp_path: Path):
+def test_a_probe_raising_on_the_source_shows_its_frames(tmp_path: Path):
     course, wrong = _fixture_copy(tmp_path)
     probes = course / "fx_basic" / "probes" / "lab_basic.py"
     probes.write_text(probes.read_text().replace('return [ns["relu_grad"]', 'return [no_such_helper(ns)'))
-    tried = _trial(str(course / "fx_basic" / "lab_basic.ipynb"), "--wrong", str(wrong))
-    assert tried.returncode == 1, tried.stdout + tried.stderr
-    assert "FAIL source: 2/5" in tried.stdout
-    assert "the reference itself failed (NameError: name 'no_such_helper' is not defined" in tried.stdout
-    assert "in relu_grad: return [no_such_helper(ns)" in tried.stdout
+    result = labs("check", "fx_basic", "--no-sandbox", "--course", str(course), "--wrong-solutions", str(wrong),
+                  "--build", str(tmp_path / "build"), *FIXTURE_STANDARD)
+    out = " ".join(result.stdout.split())
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "NameError: name 'no_such_helper' is not defined" in out
+    assert "in relu_grad: return [no_such_helper(ns)" in out
 
 
 def test_other_right_solutions_must_earn_full_marks(tmp_path: Path):

@@ -21,7 +21,8 @@ import jsonschema
 import pytest
 import yaml
 
-from graders.cli_grade import in_shard, parse_shard
+from graders.pipeline import in_shard
+from labs.options import parse_shard
 from tests.conftest import ROOT
 
 JOB = ROOT / "ci" / "k8s" / "grade-job.yaml"

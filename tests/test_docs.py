@@ -16,9 +16,9 @@ import pytest
 import torch
 import typer
 
-from ci.cli import app
 from graders.compare import first_unplain
 from graders.probing import Draw, load_probes, to_plain
+from labs.cli import app
 from tests.conftest import ROOT, labs
 
 DOCS = [ROOT / "docs" / "authoring.md", ROOT / "docs" / "grading.md"]
@@ -130,3 +130,25 @@ def test_fragments_are_few_and_marked():
     fragments = [b for b in ALL if b.fragment]
     assert 0 < len(fragments) < len(ALL) / 3
     assert all(b.lang == "python" for b in fragments)
+
+
+CITED_DOC = re.compile(r"\b((?:docs|ci|labs|graders|labutils|zygote|benchmarks|tests)/[\w./-]+\.(?:md|py|yml|yaml|json|sh))\b")
+
+
+def _citing_files() -> list[Path]:
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    for package in ("labutils", "graders", "labs", "zygote", "benchmarks", "course", "ci"):
+        files += sorted(p for p in (ROOT / package).rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".yml", ".yaml"))
+    return files
+
+
+def test_every_file_a_doc_or_module_cites_exists():
+    """A path like ``docs/design.md`` or ``graders/coursedir.py`` named in a doc, a module or a notebook is there."""
+    missing = {}
+    for path in _citing_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        gone = sorted({m for m in CITED_DOC.findall(text) if "<" not in m and "*" not in m
+                       and not (ROOT / m).exists() and not (path.parent / m).exists()})
+        if gone:
+            missing[path.relative_to(ROOT).as_posix()] = gone
+    assert missing == {}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from graders.cells import reference_cells
 from graders.grading import focused, job_for, load_lab
 from graders.job import run_probes
-from graders.restore import reference_cells
 from tests.conftest import FIXTURES
 
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"

@@ -282,7 +282,7 @@ def test_bad_name_refused_and_batch_exit_code(graded: dict) -> None:
 
 
 def test_gradebook_holds_the_graders_scores(graded: dict) -> None:
-    from graders.gradebook_course import open_gradebook
+    from graders.nbgrader_course import open_gradebook
 
     with open_gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
         def scores(student: str) -> dict[str, tuple]:

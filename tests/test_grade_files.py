@@ -267,7 +267,7 @@ def lab():
 
 
 def _feedback(lab, text: str, error: str = ""):
-    from graders.bookkeeping import feedback_notebook
+    from graders.feedback import feedback_notebook
     from graders.grading import CellGrade, NotebookGrade
 
     grade = NotebookGrade("ada", CHAPTER, "lab_basic", "graded", error,
@@ -335,7 +335,7 @@ def test_feedback_notebook_shows_a_bounded_number_of_cells(lab) -> None:
 
 
 def test_sanitiser_judges_urls_as_a_browser_does() -> None:
-    from graders.gradebook_course import sanitizer
+    from graders.nbgrader_course import sanitizer
 
     clean = sanitizer().sanitize_html_tags
     for url in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", "java&#115;cript:alert(1)", " java\tscript:9",
@@ -348,7 +348,7 @@ def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
     """A second layer, for autograded notebooks written by anything else: nbgrader's own rendering."""
     from nbconvert.preprocessors.sanitize import SanitizeHTML
 
-    from graders.gradebook_course import nbgrader_config
+    from graders.nbgrader_course import nbgrader_config
 
     config = nbgrader_config(tmp_path)
     assert SanitizeHTML in config.GenerateFeedback.preprocessors and config.SanitizeHTML.enabled
@@ -361,9 +361,9 @@ def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
 
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session bookkeeping
 def test_record_keeps_the_others_when_one_fails(tmp_path: Path, lab) -> None:
-    from graders.bookkeeping import ensure_assignments, record
-    from graders.gradebook_course import open_gradebook
+    from graders.gradebook import ensure_assignments, record
     from graders.grading import CellGrade, NotebookGrade
+    from graders.nbgrader_course import open_gradebook
 
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     ensure_assignments(tmp_path, url, {(CHAPTER, "lab_basic"): lab}, {CHAPTER: [LAB]})
@@ -453,7 +453,7 @@ def test_bad_file_is_its_own_one_line_error(batch: dict, student: str) -> None:
 
 
 def test_gradebook_holds_the_honest_score(batch: dict, tmp_path: Path) -> None:
-    from graders.gradebook_course import open_gradebook
+    from graders.nbgrader_course import open_gradebook
 
     with open_gradebook(f"sqlite:///{batch['root'] / 'gradebook.db'}") as gradebook:
         notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, "honest")

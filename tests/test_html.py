@@ -10,9 +10,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from ci.html import render_site
-from ci.runner import NotebookResult
-from ci.site.hooks import inline_svg, on_page_content
+from labs.run.execute import NotebookResult
+from labs.run.site import render_site
+from labs.run.site_hooks import inline_svg, on_page_content
 from tests.conftest import FIXTURES, labs
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")

@@ -153,3 +153,65 @@ def test_labutils_never_imports_graders_or_ci() -> None:
     _, raw = import_graph()
     bad = {name: sorted(t for t in targets if t.split(".")[0] in FORBIDDEN) for name, targets in raw.items()}
     assert {name: targets for name, targets in bad.items() if targets} == {}
+
+
+# --- the whole project: one house, layered ------------------------------------------------------
+
+PROJECT = ("labutils", "graders", "labs", "zygote")
+# Who may import whom: each package only the ones below it (students' code at the bottom, the tool on top).
+MAY_IMPORT = {"zygote": set(), "labutils": {"zygote"}, "graders": {"labutils", "zygote"},
+              "labs": {"graders", "labutils", "zygote"}}
+
+
+def project_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    graph: dict[str, set[str]] = {}
+    raw: dict[str, set[str]] = {}
+    for package in PROJECT:
+        edges, names = import_graph(package)
+        graph.update(edges)
+        raw.update(names)
+    modules = set(graph)
+    for name, targets in raw.items():  # edges across packages, resolved like those inside one
+        for target in targets:
+            parts = target.split(".")
+            while parts and ".".join(parts) not in modules:
+                parts.pop()
+            if parts:
+                graph[name].add(".".join(parts))
+    return graph, raw
+
+
+def test_no_import_cycle_anywhere_in_the_project() -> None:
+    graph, _ = project_graph()
+    assert {"labs.cli", "graders.pipeline", "zygote.server", "labutils.launch.zygote"} <= set(graph)
+    assert find_cycles(graph) == []
+
+
+def test_each_package_imports_only_the_ones_below_it() -> None:
+    _, raw = project_graph()
+    bad = {}
+    for name, targets in raw.items():
+        own = name.split(".")[0]
+        wrong = sorted(t for t in targets if t.split(".")[0] in PROJECT and t.split(".")[0] not in {own, *MAY_IMPORT[own]})
+        if wrong:
+            bad[name] = wrong
+    assert bad == {}
+
+
+def test_the_zygote_core_needs_only_the_standard_library() -> None:
+    import sys
+
+    _, raw = import_graph("zygote")
+    outside = {n: sorted(t for t in ts if t.split(".")[0] not in {*sys.stdlib_module_names, "zygote", "__future__"})
+               for n, ts in raw.items()}
+    assert {n: ts for n, ts in outside.items() if ts} == {}
+
+
+def test_os_fork_is_called_in_the_zygote_core_only() -> None:
+    calls = []
+    for path in sorted(p for package in (*PROJECT, "benchmarks") for p in (ROOT / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in ("fork", "forkpty") and \
+                    isinstance(node.value, ast.Name) and node.value.id == "os":
+                calls.append(path.relative_to(ROOT).as_posix())
+    assert calls == ["zygote/server.py"]

@@ -19,9 +19,9 @@ import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
 
 from labutils.launch import LaunchTimeoutError, RankFailedError, choose_backend, launch, run_cell
-from labutils.launch_procs import KERNEL_PID_ENV, PrefixedLines
-from labutils.launch_ship import ShipError, module_source, ship
-from labutils.launch_zygote import zygote_pid
+from labutils.launch.procs import KERNEL_PID_ENV, PrefixedLines
+from labutils.launch.ship import ShipError, module_source, ship
+from labutils.launch.zygote import zygote_pid
 
 # --- functions the ranks import by name (this module is importable from the ranks) -------------
 
@@ -290,7 +290,7 @@ def test_zygote_exits_with_its_client_and_takes_no_rank_along(tmp_path: Path) ->
     script = (
         "import sys, torch\n"
         "from labutils.launch import launch\n"
-        "from labutils.launch_zygote import zygote_pid\n"
+        "from labutils.launch.zygote import zygote_pid\n"
         "from test_launch import rank_report\n"
         "launch(rank_report, 2, torch.ones(1), timeout=120)\n"
         "print(zygote_pid(), flush=True)\n"
@@ -307,19 +307,19 @@ def test_zygote_exits_with_its_client_and_takes_no_rank_along(tmp_path: Path) ->
 
 def test_forked_rank_exit_code_comes_from_its_exit_file_only(tmp_path: Path) -> None:
     """A rank whose pid /proc does not show is still running until the zygote writes its exit file."""
-    from labutils.launch_zygote import ForkedRank
+    from zygote.client import ForkedChild
 
     zygote = subprocess.Popen(["sleep", "60"])
     gone = subprocess.Popen(["true"])
     gone.wait()
     try:
-        rank = ForkedRank(gone.pid, tmp_path / "rank0.exit", zygote)
+        rank = ForkedChild(gone.pid, tmp_path / "rank0.exit", lambda: zygote.poll() is None)
         assert rank.poll() is None
         (tmp_path / "rank0.exit").write_text("3")
         assert rank.poll() == 3
         zygote.kill()
         zygote.wait()
-        assert ForkedRank(gone.pid, tmp_path / "rank1.exit", zygote).poll() == -9
+        assert ForkedChild(gone.pid, tmp_path / "rank1.exit", lambda: zygote.poll() is None).poll() == -9
     finally:
         zygote.kill()
         zygote.wait()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import nbformat
 
-from ci.lint import fix, lint
+from labs.lint import fix, lint
 from tests.conftest import FIXTURES, labs
 
 
@@ -118,7 +118,7 @@ def test_solutions_written_afresh_pass_the_copy_rule():
 
 
 def test_copy_measure_ignores_layout_comments_and_short_runs():
-    from ci import copies
+    from labs import copies
 
     a = copies.normalised("def f(x):\n    # double it\n    return x * 2 + torch.ones(3)\n")
     b = copies.normalised("def f( x ) :\n    return (x*2) + torch.ones(3)  # same\n")
@@ -144,7 +144,7 @@ def test_lessons_need_three_exercises_each_followed_by_its_self_check(tmp_path: 
 
 
 def test_solutions_in_several_regions_or_fragments_are_still_measured():
-    from ci import copies
+    from labs import copies
 
     cell = ("class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x, lam):\n"
             "        ### BEGIN SOLUTION\n        ctx.lam = lam\n        return x.view_as(x)\n        ### END SOLUTION\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ci.pool import _main_module_hidden
+from labs.run.pool import _main_module_hidden
 
 
 def test_main_module_hidden_then_restored():

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from graders.jail import Limits
 from graders.job import Cell, Job
-from graders.sandbox import Worker, isolation_warning, job_env
+from graders.sandbox.jail import Limits
+from graders.sandbox.worker import Worker, isolation_warning, job_env
 from tests.conftest import ROOT
 from tests.test_grade_attacks import ATTACKS
 
@@ -142,11 +142,11 @@ def test_cpu_limit_is_summed_over_a_jobs_processes(tmp_path, monkeypatch: pytest
 RANKS = '''
 import torch
 import torch.distributed as dist
-import labutils.launch
+import labutils.launch.launcher
 from labutils.launch import launch
 
 polled = []
-fork_rank = labutils.launch.fork_rank
+fork_rank = labutils.launch.launcher.fork_rank
 
 
 def fork_and_poll(*args, **kwargs):
@@ -155,7 +155,7 @@ def fork_and_poll(*args, **kwargs):
     return rank
 
 
-labutils.launch.fork_rank = fork_and_poll
+labutils.launch.launcher.fork_rank = fork_and_poll
 
 
 def rank_sum(x):

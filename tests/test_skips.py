@@ -1,8 +1,8 @@
-"""ci.skips: what a run did not execute, from what ran; CUDA branches that would skip silently."""
+"""labs.run.skips: what a run did not execute, from what ran; CUDA branches that would skip silently."""
 
 import nbformat
 
-from ci import skips
+from labs.run import skips
 
 
 def test_declared_skips_are_read_back_with_source_cell_indices():

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from ci.timings import parse_shard, shard
+from labs.options import parse_shard
+from labs.run.timings import shard
 
 
 def test_shards_partition_and_balance():

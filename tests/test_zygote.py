@@ -11,10 +11,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from ci import forked
-from ci.forked import ZygoteAddress, kernel_zygote
-from ci.kernels import WarmKernel, start_warm_kernel
-from ci.runner import kernel_env
+from labs.run import forked
+from labs.run.execute import kernel_env
+from labs.run.forked import ZygoteAddress, kernel_zygote
+from labs.run.kernels import WarmKernel, start_warm_kernel
 
 PROBE = """
 import json as _j, logging as _l, os as _o, sys as _s, warnings as _w, torch as _t
@@ -101,7 +101,7 @@ def test_falls_back_to_a_cold_start(tmp_path: Path, env: dict[str, str], capsys:
         assert not kernel.forked
     finally:
         kernel.shutdown()
-    assert "labs run: starting kernels cold: the kernel zygote is not running (FileNotFoundError" in (
+    assert "labs run: starting kernels cold: the zygote is not running (FileNotFoundError" in (
         capsys.readouterr().err)
 
 
@@ -119,7 +119,7 @@ def test_a_zygote_that_cannot_import_says_so(tmp_path: Path, env: dict[str, str]
     assert not kernel.forked
     err = capfd.readouterr().err
     assert "kernel zygote could not preload: ImportError: labutils is broken on purpose" in err
-    assert "starting kernels cold: the kernel zygote is not running" in err
+    assert "starting kernels cold: the zygote is not running" in err
 
 
 def test_disabled_by_environment(monkeypatch: pytest.MonkeyPatch):
@@ -139,8 +139,78 @@ def test_only_the_zygotes_environment_is_forked():
 
 
 def test_fork_hazard_sees_threads():
-    code = ("import threading, time\nfrom ci.zygote import fork_hazard\nprint(fork_hazard())\n"
+    code = ("import threading, time\nfrom zygote.server import fork_hazard\nprint(fork_hazard())\n"
             "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\nprint(fork_hazard())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[0] == "None"
     assert "2 threads running" in out.splitlines()[1]
+
+
+# --- the core every zygote shares (zygote/) ---------------------------------------------------
+
+CHILD = """
+import sys, torch, numpy, random
+def main(argv):
+    print(torch.rand(1).item(), numpy.random.rand(), random.random(), flush=True)
+    sys.exit(int(argv[0]))
+"""
+
+
+@pytest.fixture
+def core_zygote(tmp_path: Path):
+    from zygote.client import Zygote
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "child_target.py").write_text(CHILD)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp_path / "pkg"), "OMP_NUM_THREADS": "1"}
+    zygote = Zygote.start("child_target:main", ["torch", "numpy"], env, folder=tmp_path / "z")
+    yield zygote, env, tmp_path
+    zygote.stop()
+
+
+@pytest.mark.slow
+def test_forked_children_draw_their_own_random_numbers_and_report_exit_codes(core_zygote):
+    zygote, env, tmp_path = core_zygote
+    children = [zygote.fork({"argv": [str(code)], "env": env, "cwd": str(tmp_path),
+                             "stdout": str(tmp_path / f"{k}.out")}) for k, code in enumerate((0, 3, 0))]
+    assert [child.wait(60) for child in children] == [0, 3, 0]
+    draws = [(tmp_path / f"{k}.out").read_text().split() for k in range(3)]
+    for source in range(3):  # torch, numpy and random each differ between every two children
+        assert len({d[source] for d in draws}) == 3, draws
+
+
+@pytest.mark.slow
+def test_a_child_whose_zygote_died_counts_as_killed(core_zygote):
+    zygote, env, tmp_path = core_zygote
+    (tmp_path / "pkg" / "sleeper.py").write_text("import time\ndef main(argv):\n    time.sleep(60)\n")
+    child = zygote.fork({"argv": ["0"], "env": env, "cwd": str(tmp_path)}, timeout=60)
+    assert child.poll() is None
+    zygote.proc.kill()
+    zygote.proc.wait()
+    child.kill()
+    assert child.wait(10) == -9 or child.returncode == -9
+
+
+def test_fork_checked_refuses_from_a_threaded_process():
+    code = ("import threading, time\nfrom zygote.server import ForkRefused, fork_checked\n"
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+            "try:\n    fork_checked()\nexcept ForkRefused as err:\n    print('refused:', err)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("refused: 2 threads running")
+
+
+def test_frames_round_trip_and_refuse_corrupt_lengths(tmp_path: Path):
+    import os
+
+    from zygote import frames
+
+    read, write = os.pipe()
+    frames.send(write, {"pid": 7, "text": "ü" * 3})
+    frames.write_frame(write, b"raw")
+    os.write(write, frames.HEADER.pack(frames.MAX_FRAME + 1))
+    os.close(write)
+    assert frames.receive(read, timeout=5) == {"pid": 7, "text": "ü" * 3}
+    assert frames.read_frame(read) == b"raw"
+    with pytest.raises(ValueError, match="corrupt"):
+        frames.read_frame(read)
+    os.close(read)

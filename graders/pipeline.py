@@ -1,0 +1,179 @@
+"""`labs grade`'s pipeline: chapters -> labs -> submissions -> this shard -> sandboxes -> gradebook -> reports.
+
+Each step is a function; :func:`grade_submissions` runs them in order. Bad input (a chapter, a lab or
+a submissions folder that cannot be used) raises :class:`BadRequest` with one line naming the file;
+a submission that cannot be graded never stops the others: it is that notebook's status.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graders import coursedir
+from graders.feedback import remove_autograded, write_autograded
+from graders.gradebook import ensure_assignments, mark_grader_error, reason, record
+from graders.grading import Batch, Lab, NotebookGrade, grade_batch, load_lab
+from graders.reports import write_results, write_summary
+from graders.sandbox.jail import Limits
+from graders.submissions import Collected, Submission, collect, unpack
+
+Labs = dict[tuple[str, str], Lab]
+
+
+class BadRequest(ValueError):
+    """Input `labs grade` cannot use; the message is one line that names the file or option."""
+
+
+@dataclass(frozen=True)
+class GradeRequest:
+    """One `labs grade` run, as the command line said it."""
+
+    submissions: Path
+    chapters: list[str] | None = None
+    course: Path = Path("course")
+    root: Path = Path("build/grading")
+    db: str | None = None
+    jobs: int = 0
+    limits: Limits = field(default_factory=Limits)
+    shard: tuple[int, int] = (1, 1)
+    report: Path | None = None
+
+    @property
+    def db_url(self) -> str:
+        return db_url_for(self.root, self.db)
+
+    @property
+    def report_dir(self) -> Path:
+        return self.report or self.root / "reports"
+
+
+@dataclass
+class GradeRun:
+    """What a run produced: the batch, the files refused, report problems, where the reports are."""
+
+    batch: Batch
+    rejected: list[str]
+    problems: list[str]
+    report_dir: Path
+
+    @property
+    def complete(self) -> bool:
+        """Every notebook graded, nothing refused, every report written."""
+        return not self.rejected and not self.problems and all(g.status == "graded" for g in self.batch.grades)
+
+
+def db_url_for(root: Path, db: str | None) -> str:
+    """The gradebook URL: ``--db`` or SQLite under the course root."""
+    return db or f"sqlite:///{root.resolve() / 'gradebook.db'}"
+
+
+def in_shard(subs: list[Submission], index: int, count: int) -> list[Submission]:
+    """The submissions of every count-th student (sorted by name), so machines split the class."""
+    students = sorted({s.student for s in subs})
+    mine = {name for k, name in enumerate(students) if k % count == index - 1}
+    return [s for s in subs if s.student in mine]
+
+
+def load_labs(folders: list[Path]) -> tuple[Labs, dict[str, list[Path]]]:
+    """Every lab of the chapters, with probes; BadRequest names the file at fault."""
+    labs, paths = {}, {}
+    for folder in folders:
+        paths[folder.name] = coursedir.labs_in(folder)
+        for path in paths[folder.name]:
+            try:
+                labs[(folder.name, path.stem)] = load_lab(path)
+            except (ValueError, SyntaxError, OSError) as err:
+                raise BadRequest(str(err)) from None
+    return labs, paths
+
+
+def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collected:
+    """Submissions from a folder or a zip of one."""
+    if not source.exists():
+        raise BadRequest(f"{source}: no such folder or zip")
+    if not source.is_file():
+        return _collect(source, chapters)
+    try:
+        rejected = unpack(source, scratch)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+        raise BadRequest(f"{source}: not a zip file") from None
+    found = _collect(scratch, chapters)
+    found.rejected = rejected + found.rejected
+    return found
+
+
+def _collect(root: Path, chapters: dict[str, set[str]]) -> Collected:
+    try:
+        return collect(root, chapters)
+    except OSError as err:
+        raise BadRequest(f"{root}: cannot read ({os.strerror(err.errno or 0)})") from None
+
+
+def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submission]) -> None:
+    """Record every scored notebook in the gradebook and save its autograded copy; a failure is that
+    notebook's ``grader error`` status (no autograded copy then), never the batch's."""
+    scored = [g for g in batch.grades if g.cells]
+    failures = record(url, scored)
+    for grade, why in failures:
+        mark_grader_error(grade, "recording in the gradebook of", why)
+    failed = {id(g) for g, _ in failures}
+    submitted = {(s.student, s.chapter, s.notebook): s.nb for s in subs}
+    for grade in scored:
+        try:
+            if id(grade) in failed:
+                remove_autograded(root, grade)
+            else:
+                write_autograded(root, labs[(grade.chapter, grade.notebook)], grade,
+                                 submitted.get((grade.student, grade.chapter, grade.notebook)))
+        except Exception as err:  # noqa: BLE001 - one notebook's feedback copy failing leaves the others
+            mark_grader_error(grade, "writing the autograded notebook of", reason(err))
+
+
+def write_reports(batch: Batch, out: Path) -> list[str]:
+    """results.json and summary.html; returns a line per report that could not be written."""
+    out.mkdir(parents=True, exist_ok=True)
+    problems = []
+    for name, write in (("results.json", write_results), ("summary.html", write_summary)):
+        try:
+            write(batch, out / name)
+        except Exception as err:  # noqa: BLE001 - the other report and the gradebook still count
+            problems.append(f"grader error: writing {out / name} failed ({reason(err)})")
+    return problems
+
+
+def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: dict[str, list[Path]]) -> None:
+    try:
+        ensure_assignments(root, url, labs, lab_paths)
+    except Exception as err:  # noqa: BLE001 - a bad URL or server: one line
+        raise RuntimeError(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from err
+
+
+def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = lambda _: None,
+                      on_graded: Callable[[NotebookGrade], None] = lambda _: None) -> GradeRun:
+    """Grade ``request``'s share of the submissions in sandboxes into the gradebook, and write the reports.
+
+    ``on_count`` hears how many notebooks will be graded, ``on_graded`` each one as it is done.
+    """
+    try:
+        folders = coursedir.chapters_with_labs(request.chapters, request.course)
+    except coursedir.LayoutError as err:
+        raise BadRequest(str(err)) from None
+    labs, lab_paths = load_labs(folders)
+    root, url = request.root.resolve(), request.db_url
+    with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
+        wanted = {chapter: {p.name for p in paths} for chapter, paths in lab_paths.items()}
+        found = gather(request.submissions, wanted, Path(scratch))
+        subs = in_shard(found.submissions, *request.shard)
+        on_count(len(subs))
+        try:
+            batch = grade_batch(labs, subs, request.jobs or os.cpu_count() or 1, request.limits, True, root / "logs",
+                                on_graded, lambda: _gradebook_ready(root, url, labs, lab_paths))
+        except RuntimeError as err:
+            raise BadRequest(str(err)) from None
+    keep_books(root, url, labs, batch, subs)
+    return GradeRun(batch, found.rejected, write_reports(batch, request.report_dir), request.report_dir)

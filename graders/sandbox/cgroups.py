@@ -1,0 +1,150 @@
+"""Limits on a worker's sandbox as a whole (every process a submission starts, together), from the
+kernel's control groups: one group per worker under the grader's own, v1 (memory, pids, cpuacct)
+or v2 (memory, pids, cpu). A worker runs one job at a time, so the group's use above what its idle
+zygote holds is the job's.
+
+Without write access to a cgroup hierarchy (not root, or a container that hides it), :func:`create`
+says why and the grader falls back on :mod:`graders.sandbox.watchdog`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("memory", "pids", "cpuacct")
+
+
+@dataclass
+class Group:
+    """One worker's control groups; ``dirs`` maps a controller (or "unified") to its folder."""
+
+    dirs: dict[str, Path]
+    version: int
+
+    def enter_command(self, cmd: list[str]) -> list[str]:
+        """``cmd`` run by a shell that first moves itself into the group (its children follow)."""
+        moves = "; ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.dirs.values())
+        return ["/bin/sh", "-c", f"{moves} && exec \"$@\"", "sh", *cmd]
+
+    def limit(self, memory_bytes: int, processes: int) -> None:
+        """Allow the group what it holds now (the idle zygote) plus ``memory_bytes`` and ``processes``."""
+        if self.version == 1:
+            _write(self.dirs["memory"] / "memory.limit_in_bytes", self.memory() + memory_bytes)
+            _write(self.dirs["pids"] / "pids.max", self.tasks() + processes)
+        else:
+            _write(self.dirs["unified"] / "memory.max", self.memory() + memory_bytes)
+            _write(self.dirs["unified"] / "pids.max", self.tasks() + processes)
+
+    def memory(self) -> int:
+        """Bytes charged to the group now."""
+        if self.version == 1:
+            return int(_read(self.dirs["memory"] / "memory.usage_in_bytes"))
+        return int(_read(self.dirs["unified"] / "memory.current"))
+
+    def tasks(self) -> int:
+        """Processes and threads in the group now."""
+        folder = self.dirs["pids" if self.version == 1 else "unified"]
+        return int(_read(folder / "pids.current"))
+
+    def cpu_seconds(self) -> float:
+        """CPU time used by every process that ever ran in the group."""
+        if self.version == 1:
+            return int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
+        return _field(self.dirs["unified"] / "cpu.stat", "usage_usec") / 1e6
+
+    def oom_kills(self) -> int:
+        """How many of the group's processes the kernel killed for going over its memory limit."""
+        if self.version == 1:
+            return _field(self.dirs["memory"] / "memory.oom_control", "oom_kill")
+        return _field(self.dirs["unified"] / "memory.events", "oom_kill")
+
+    def remove(self) -> None:
+        """Delete the groups (their processes must have exited)."""
+        for folder in self.dirs.values():
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+
+    def describe(self) -> str:
+        """One line for the run's isolation summary."""
+        return f"cgroup v{self.version} per sandbox: memory and processes of a job together, CPU summed"
+
+
+def _read(path: Path) -> str:
+    return path.read_text().strip()
+
+
+def _write(path: Path, value: int) -> None:
+    path.write_text(str(value))
+
+
+def _field(path: Path, name: str) -> int:
+    for line in _read(path).splitlines():
+        key, _, value = line.partition(" ")
+        if key == name:
+            return int(value)
+    return 0
+
+
+def own_group(controller: str, proc_cgroup: str) -> str | None:
+    """This process's group path in ``controller``'s hierarchy ("" for v2), from /proc/self/cgroup."""
+    for line in proc_cgroup.splitlines():
+        _, names, path = line.split(":", 2)
+        if controller in names.split(",") or (controller == "" and names == ""):
+            return path
+    return None
+
+
+def create(name: str) -> tuple[Group | None, str]:
+    """A new group ``name`` under the grader's own, or None and why it cannot be made."""
+    if os.environ.get("LABS_CGROUPS") == "0":
+        return None, "disabled (LABS_CGROUPS=0)"
+    proc_cgroup = Path("/proc/self/cgroup").read_text()
+    if (ROOT / "cgroup.controllers").is_file():
+        return _create_v2(name, proc_cgroup)
+    return _create_v1(name, proc_cgroup)
+
+
+def _create_v1(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
+    dirs = {}
+    for controller in V1_CONTROLLERS:
+        own = own_group(controller, proc_cgroup)
+        base = ROOT / controller / (own or "/").lstrip("/")
+        if own is None or not base.is_dir():
+            base = ROOT / controller
+        folder = base / name
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as err:
+            Group(dirs, 1).remove()
+            return None, f"cannot create {folder} ({err.strerror})"
+        dirs[controller] = folder
+    return Group(dirs, 1), ""
+
+
+def _create_v2(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
+    own = own_group("", proc_cgroup) or "/"
+    base = ROOT / own.lstrip("/")
+    if not {"memory", "pids"} <= set(_read(base / "cgroup.controllers").split()):
+        return None, f"{base}: memory and pids controllers not delegated"
+    folder = base / name
+    try:
+        folder.mkdir(exist_ok=True)
+        if not {"memory", "pids"} <= set(_read(folder / "cgroup.controllers").split()):
+            _write_text(base / "cgroup.subtree_control", "+memory +pids +cpu")
+    except OSError as err:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+        return None, f"cannot use {folder} ({err.strerror})"
+    return Group({"unified": folder}, 2), ""
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text)

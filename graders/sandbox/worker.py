@@ -1,0 +1,341 @@
+"""Sandboxed workers, seen from the trusted grader: one bubblewrap sandbox per worker holding a warm
+zygote (:mod:`graders.sandbox.zygote`), which forks a jailed process per job (:mod:`graders.sandbox.jail`).
+
+The sandbox sees the Python installation, the venv and the ``labutils``, ``graders`` and ``zygote`` packages,
+read-only, and nothing else of the machine's files: no course sources, no gradebook, no other
+submission. Results come back on :mod:`graders.wire`, decoded here under a budget before anything reads them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from graders import wire
+from graders.job import Job
+from graders.sandbox import cgroups, watchdog
+from graders.sandbox.jail import Limits
+from zygote.frames import read_frame, write_frame
+
+FIRST_UID = 64000
+SYSTEM_BINDS = ("/usr", "/etc")
+SYSTEM_LINKS = {"/lib": "usr/lib", "/lib64": "usr/lib64", "/bin": "usr/bin", "/sbin": "usr/sbin"}
+
+
+@dataclass
+class JobOutcome:
+    """What came back from one job: its status, costs, isolation notes and (plain) result."""
+
+    status: str
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    max_rss_mb: int = 0
+    output_tail: str = ""
+    isolation: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+
+# What runs inside the sandbox imports these, and nothing else of the project (never the labs tool).
+PROJECT_PACKAGES = ("graders", "labutils", "zygote")
+
+
+def package_folders() -> list[Path]:
+    """Where the project's packages are, as this process imports them."""
+    return [Path(importlib.util.find_spec(name).origin).parent for name in PROJECT_PACKAGES]
+
+
+def package_path() -> str:
+    """PYTHONPATH inside the sandbox: the folders holding the bound packages, so that what is imported
+    there is what is bound, however this process found the packages (installed, editable, PYTHONPATH)."""
+    return os.pathsep.join(sorted({str(folder.parent) for folder in package_folders()}))
+
+
+def readable_binds() -> list[str]:
+    """Folders the sandbox needs, read-only: Python, the venv, and the project's packages."""
+    folders = {sys.base_prefix, sys.prefix, *map(str, package_folders())}
+    return sorted(f for f in folders if not any(f.startswith(s + "/") for s in SYSTEM_BINDS))
+
+
+def bwrap_command(privileged: bool) -> list[str]:
+    """The bubblewrap command line that starts a worker's zygote."""
+    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+           "--unshare-uts", "--unshare-cgroup-try"]
+    cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if privileged else ["--unshare-user"]
+    for folder in SYSTEM_BINDS:
+        cmd += ["--ro-bind", folder, folder]
+    for link, target in SYSTEM_LINKS.items():
+        if os.path.islink(link):
+            cmd += ["--symlink", target, link]
+        elif os.path.isdir(link):
+            cmd += ["--ro-bind", link, link]
+    cmd += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    made: set[str] = set()
+    for folder in readable_binds():
+        for parent in reversed(Path(folder).parents[:-1]):
+            if str(parent) not in made:
+                cmd += ["--perms", "0755", "--dir", str(parent)]
+                made.add(str(parent))
+        cmd += ["--ro-bind", folder, folder]
+    return cmd + ["--clearenv", "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
+                  "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
+                  "--setenv", "MPLCONFIGDIR", "/tmp/zygote/mpl", "--setenv", "XDG_CACHE_HOME", "/tmp/zygote/cache",
+                  "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONPATH", package_path(),
+                  "--chdir", "/tmp"]
+
+
+def job_env(threads: int) -> dict[str, str]:
+    """The whole environment a job sees: nothing of the grader's."""
+    return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp/home", "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/cache/mpl", "PYTHONDONTWRITEBYTECODE": "1",
+            "TORCHINDUCTOR_CACHE_DIR": "/tmp/cache/inductor", "OMP_NUM_THREADS": str(threads),
+            "IPYTHONDIR": "/tmp/home/.ipython", "XDG_CACHE_HOME": "/tmp/cache",
+            "GLOO_SOCKET_IFNAME": "lo",  # the job's network namespace has only loopback
+            "PYTHONPATH": package_path()}
+
+
+def isolation_warning(use_bwrap: bool) -> str | None:
+    """A line saying what is missing from the sandbox, or None when all layers are available."""
+    if use_bwrap and shutil.which("bwrap"):
+        return None
+    return ("WARNING: bubblewrap (bwrap) is not in use: jobs still get their own uid, namespaces and limits where "
+            "the kernel allows, but can read every file the grader's uid can read (course sources, gradebook). "
+            "Install it: apt-get install bubblewrap")
+
+
+def base_processes() -> int:
+    """Tasks (processes and threads) this non-root uid already runs: they count against RLIMIT_NPROC."""
+    if os.getuid() == 0:
+        return 0
+    import psutil
+
+    me = os.getuid()
+    return sum(p.info["num_threads"] or 1 for p in psutil.process_iter(["uids", "num_threads"])
+               if p.info["uids"] and p.info["uids"].real == me)
+
+
+class Worker:
+    """One sandbox with a warm zygote; runs jobs one at a time."""
+
+    def __init__(self, slot: int, limits: Limits, threads: int, use_bwrap: bool = True, log: Path | None = None,
+                 warm: tuple[str, ...] = ()) -> None:
+        self.slot, self.limits, self.threads, self.warm = slot, limits, threads, warm
+        self.use_bwrap = use_bwrap and shutil.which("bwrap") is not None
+        self.log = log
+        self.proc: subprocess.Popen | None = None
+        self.group: cgroups.Group | None = None
+        self.limit_note = ""
+        self.zygote: int | None = None  # its pid as the grader sees it, once ready
+
+    def start(self) -> None:
+        """Start the sandbox and wait until its zygote has imported torch."""
+        self.spawn()
+        self.wait_ready()
+
+    def spawn(self) -> None:
+        """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
+        zygote = [sys.executable, "-m", "graders.sandbox.zygote", *self.warm]
+        cmd = bwrap_command(os.getuid() == 0) + zygote if self.use_bwrap else zygote
+        self.group, why = cgroups.create(f"labs-{os.getpid()}-{id(self):x}")
+        self.limit_note = self.group.describe() if self.group else (
+            f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
+        cmd = self.group.enter_command(cmd) if self.group else cmd
+        stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                     env=None if self.use_bwrap else job_env(self.threads),
+                                     cwd="/tmp" if not self.use_bwrap else None)
+
+    def wait_ready(self) -> None:
+        """Block until the zygote reports it has imported what jobs need."""
+        ready = read_frame(self.proc.stdout.fileno())
+        if ready is None:
+            raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})"
+                               + start_failure_hint(self.log))
+        if self.group:
+            self.group.limit(self.limits.memory_bytes, self.limits.processes)
+        protect_from_oom_killer(self.proc.pid)
+        self.zygote = self.proc.pid if not self.use_bwrap else find_zygote(self.proc.pid)
+
+    def _watch(self) -> watchdog.Watchdog:
+        proc = self.proc
+        budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes)
+        measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote)
+        return watchdog.Watchdog(budget, measure, proc.kill)
+
+    def run(self, job: Job) -> JobOutcome:
+        """Run ``job`` in a fresh jailed process; restarts the sandbox if it died."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        spec = {"cells": [c.__dict__ for c in job.cells], "limits": asdict(self.limits),
+                "uid": FIRST_UID + self.slot, "env": {**job_env(self.threads), **job.env},
+                "base_processes": base_processes(),
+                "keep": [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")]}
+        probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt, "traceback": job.traceback,
+                  "only": job.probes_only}
+        oom_kills = self.group.oom_kills() if self.group else 0
+        watch = self._watch()
+        try:
+            write_frame(self.proc.stdin.fileno(), json.dumps(spec).encode())
+            header = self._converse(json.dumps(probes).encode())
+            result = read_frame(self.proc.stdout.fileno()) if header is not None else None
+        except (OSError, ValueError, MemoryError):
+            header = result = None
+        finally:
+            broken = watch.stop()
+        if header is None or result is None:
+            self.close()
+            return JobOutcome(broken or "worker died")
+        outcome = outcome_of(header)
+        if outcome.status != "ok" and (broken or (self.group and self.group.oom_kills() > oom_kills)):
+            outcome.status = broken or "memory limit"
+        if outcome.status == "ok":
+            outcome.result = parse_result(header, result)
+            if outcome.result is None:
+                outcome.status = "bad result"
+        return outcome
+
+    def _converse(self, probes: bytes) -> dict | None:
+        """Frames from the supervisor until its final header; probes go in only when it asks."""
+        asked = False
+        while (frame := read_frame(self.proc.stdout.fileno())) is not None:
+            message = read_header(frame)
+            if message is None:
+                return None
+            if message.get("kind") == "probes?" and not asked:
+                asked = True
+                write_frame(self.proc.stdin.fileno(), probes)
+            elif message.get("kind") == "done":
+                return message
+            else:
+                return None
+        return None
+
+    def close(self) -> None:
+        """Stop the sandbox (its jobs die with it) and delete its cgroup."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+        if self.group:
+            for _ in range(50):  # the sandbox's processes die with bwrap, a moment later
+                if not self.group.tasks():
+                    break
+                time.sleep(0.02)
+            self.group.remove()
+            self.group = None
+
+
+
+def find_zygote(bwrap_pid: int) -> int | None:
+    """The zygote's pid as the grader sees it (bwrap runs it two levels down)."""
+    try:
+        tree = psutil.Process(bwrap_pid).children(recursive=True)
+    except psutil.Error:
+        return None
+    return next((p.pid for p in tree if _is_zygote(p) and not _is_zygote(p.parent())), None)
+
+
+def _is_zygote(proc: psutil.Process | None) -> bool:
+    try:
+        return proc is not None and proc.cmdline()[1:3] == ["-m", "graders.sandbox.zygote"]
+    except psutil.Error:
+        return False
+
+
+def protect_from_oom_killer(pid: int) -> None:
+    """As root: the sandbox's own processes are the OOM killer's last choice (jobs raise theirs to the first)."""
+    if os.getuid() != 0:
+        return
+    try:
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return
+    for proc in tree:
+        try:
+            Path(f"/proc/{proc.pid}/oom_score_adj").write_text("-1000")
+        except OSError:
+            pass
+
+
+HEADER_BYTES = 4 << 20
+EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
+SUPERVISOR_STATUSES = frozenset({"ok", "timeout", "crashed", "output limit", "result too large", "bad result"})
+HEADER_FIELDS = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss_mb": int, "output_tail": str}
+
+
+def read_header(frame: bytes) -> dict | None:
+    """A supervisor's JSON message, or None when it is not a small JSON object."""
+    if len(frame) > HEADER_BYTES:
+        return None
+    try:
+        message = json.loads(frame)
+    except (ValueError, RecursionError):
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def outcome_of(header: dict) -> JobOutcome:
+    """The header's fields, each of the type it must have (a wrong one makes the job's status "bad result")."""
+    values = {}
+    for name, kind in HEADER_FIELDS.items():
+        value = header.get(name)
+        if kind is float and type(value) is int:
+            value = float(value)
+        if type(value) is not kind:
+            return JobOutcome("bad result")
+        values[name] = value
+    if values["status"] not in SUPERVISOR_STATUSES:
+        return JobOutcome("bad result")
+    notes = header.get("isolation")
+    isolation = [n[:300] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+    return JobOutcome(values["status"], values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
+                      values["output_tail"][-4096:], isolation)
+
+
+def parse_cells(cells: Any) -> dict[str, dict[str, Any]] | None:
+    """The test cells' ``{"ok": bool, "error": str}`` records (errors cut short), or None."""
+    if not isinstance(cells, dict) or len(cells) > 10_000:
+        return None
+    out = {}
+    for key, cell in cells.items():
+        if not (isinstance(cell, dict) and type(cell.get("ok")) is bool and isinstance(cell.get("error"), str)):
+            return None
+        out[key] = {"ok": cell["ok"], "error": cell["error"][:EXCERPT_CHARS]}
+    return out
+
+
+def start_failure_hint(log: Path | None) -> str:
+    """Why a sandbox did not start, when its log says so: ``: <last line>; <the fix>`` (else empty)."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if log else []
+    except OSError:
+        return ""
+    last = lines[-1] if lines else ""
+    missing = next((p for p in PROJECT_PACKAGES if f"No module named '{p}" in last), None)
+    if missing:
+        return (f": {last.strip()}; the sandbox imports only what it binds ({', '.join(PROJECT_PACKAGES)} from "
+                f"{package_path()}): is the project installed in the venv ({sys.executable})? pip install -e .")
+    return f": {last.strip()}" if last else ""
+
+
+def parse_result(header: dict, data: bytes) -> dict[str, Any] | None:
+    """``{"cells", "probes"}`` when the job's answer is well formed and within budget; None otherwise."""
+    cells = parse_cells(header.get("cells"))
+    try:
+        result = wire.decode(data)
+    except wire.WireError:
+        return None
+    if cells is None or not isinstance(result, dict) or not isinstance(result.get("probes"), dict):
+        return None
+    probes_ok = all(isinstance(p, dict) and (set(p) == {"value"} or (set(p) == {"error"} and isinstance(p["error"], str)))
+                    for p in result["probes"].values())
+    return {"cells": cells, "probes": result["probes"]} if probes_ok else None

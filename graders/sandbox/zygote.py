@@ -1,0 +1,302 @@
+"""The warm process inside a worker's sandbox: imports torch once, then forks one jailed process
+per grading job, so a submission costs a fork, not an interpreter start and ``import torch``.
+
+The zygote never touches job data: it forks a supervisor *first*, and the supervisor reads its own
+job from stdin and answers on stdout; when it exits, the zygote forks the next one. So nothing of an
+earlier job (spec, probes, salt, result) ever exists in the memory a job is forked from.
+
+Protocol on stdin/stdout (frames: 8-byte little-endian length, then the bytes):
+  grader -> supervisor: job spec (JSON: cells, limits, environment; no probes, no salt)
+  supervisor -> grader: {"kind": "probes?"} once the notebook has run; grader -> supervisor: probes
+  supervisor -> grader: {"kind": "done", status, times, isolation, cells}, then the result (:mod:`graders.wire`)
+
+Process tree per job: zygote -> supervisor (own uid and namespaces) -> job process (pid 1 of its pid
+namespace: when it ends, everything the submission started ends with it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import struct
+import sys
+import threading
+import time
+from typing import Any
+
+from graders.sandbox import jail
+from zygote.child import reseed
+from zygote.frames import frame, read_frame, write_all, write_frame
+from zygote.server import fork_checked, preload
+
+WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "numpy",
+                "IPython.core.interactiveshell", "graders.job", "graders.probing", "labutils", "matplotlib.pyplot")
+SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
+TAIL_BYTES = 4096
+CONTROL_BYTES = 1 << 20
+EXIT_NO_MORE_JOBS = 3
+
+
+def warm_up(extra: list[str]) -> list[str]:
+    """Import what every job needs, and ``extra`` (what the labs import); return what failed."""
+    failed = preload([*WARM_MODULES, *extra], required=False)
+    if "torch.testing" in extra:
+        import torch
+
+        torch.testing.assert_close(torch.zeros(2), torch.zeros(2))  # its first call imports sympy: 1.5 s
+    if "graders.rules" in sys.modules:
+        _warm_rules()
+    return failed
+
+
+def _warm_rules() -> None:
+    """A rule recorder's first use imports ~800 modules (4 s): pay it here, once, not in every job."""
+    import torch
+
+    from graders.rules import forbidden
+
+    with forbidden(aten=["aten.transpose"], calls=[torch.broadcast_shapes]):
+        torch.ones(2, 2).as_strided((2, 2), (1, 2)).sum()
+
+
+def loopback_up() -> str:
+    """Bring ``lo`` up in the job's fresh network namespace (distributed labs talk over it)."""
+    import fcntl
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH14s", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING, b"")
+        fcntl.ioctl(sock, SIOCSIFFLAGS, request)
+    return "loopback only (no network)"
+
+
+def _step(notes: list[str], what: str, action: Any) -> None:
+    try:
+        notes.append(action())
+    except Exception as err:  # noqa: BLE001 - a missing layer is reported, never hidden
+        notes.append(f"NOT ACTIVE: {what} ({err})")
+
+
+def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
+    """Pid 1 of the job's namespaces: finish the jail, run the cells, then (only then) the probes."""
+    import torch
+
+    from graders import wire
+    from graders.job import Cell, execute_cells, run_probes
+
+    limits = jail.Limits(**spec["limits"])
+    _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.get("keep", [])))
+    _step(notes, "loopback", loopback_up)
+    os.environ.clear()
+    os.environ.update(spec["env"])
+    _step(notes, "resource limits", lambda: jail.set_limits(limits, spec.get("base_processes", 0)))
+    _step(notes, "capabilities", jail.drop_capabilities)
+    os.write(pipes["control"], (json.dumps(notes) + "\n").encode())
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(pipes["output"], 1)
+    os.dup2(pipes["output"], 2)
+    reseed()  # a job's random state is its own, not the zygote's
+    torch.set_num_threads(int(spec["env"].get("OMP_NUM_THREADS", "1")))
+    cells, ns = execute_cells([Cell(**c) for c in spec["cells"]])
+    os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
+    os.close(pipes["control"])
+    probes = json.loads(read_frame(pipes["probes"]) or b"{}")
+    observations = run_probes(probes.get("source", ""), probes.get("file", ""), ns, int(probes.get("salt", 0)),
+                              bool(probes.get("traceback")), list(probes.get("only", [])))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    data = wire.encode({"probes": observations})
+    write_all(pipes["result"], data)
+    os._exit(0)
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """Close every inherited descriptor not in ``keep`` (other jobs' pipes, the zygote's streams)."""
+    edges = sorted(k for k in keep if k >= 0)
+    low = 0
+    for fd in [*edges, 65536]:
+        if low < fd:  # closerange(n, n) would close everything: it becomes close_range(n, n - 1)
+            os.closerange(low, fd)
+        low = fd + 1
+
+
+def _serve(out: int) -> None:
+    """The zygote's child: read one job, jail itself, run the job in a grandchild, answer the grader."""
+    try:
+        frame = read_frame(0)
+        if frame is None:
+            os._exit(EXIT_NO_MORE_JOBS)
+        spec = json.loads(frame)
+        pairs = {name: os.pipe() for name in ("output", "control", "result", "probes")}
+        _close_all_but({0, out, 2, *(fd for pair in pairs.values() for fd in pair)})
+        os.setsid()
+        notes: list[str] = []
+        _step(notes, "separate uid", lambda: jail.drop_to_uid(spec["uid"]))
+        _step(notes, "namespaces", lambda: jail.private_namespaces(network=True))
+        started = time.monotonic()
+        pid = fork_checked()
+        if pid == 0:
+            _close_all_but({2, pairs["output"][1], pairs["control"][1], pairs["result"][1], pairs["probes"][0]})
+            _job_process(spec, {"output": pairs["output"][1], "control": pairs["control"][1],
+                                "result": pairs["result"][1], "probes": pairs["probes"][0]}, notes)
+        for name in ("output", "control", "result"):
+            os.close(pairs[name][1])
+        os.close(pairs["probes"][0])
+        watch = _Watch(jail.Limits(**spec["limits"]), {n: pairs[n][0] for n in ("output", "control", "result")},
+                       pairs["probes"][1], lambda: _ask_for_probes(out))
+        header, result = _finish(pid, watch, started)
+        write_frame(out, json.dumps(header).encode())
+        write_frame(out, result)
+        os._exit(0)
+    except BaseException as err:  # noqa: BLE001 - the supervisor must never return into the zygote's loop
+        os.write(2, f"sandbox supervisor failed: {type(err).__name__}: {err}\n".encode())
+        os._exit(70)
+
+
+def _ask_for_probes(out: int) -> bytes:
+    """The notebook has run: ask the grader for the probes (a frame for the job's probes pipe)."""
+    write_frame(out, json.dumps({"kind": "probes?"}).encode())
+    return frame(read_frame(0) or b"{}")
+
+
+class _Watch:
+    """Reads a job's output, control and result pipes until they close, a cap or the deadline.
+
+    The control pipe carries the job's isolation notes, then one ``cells`` line when the notebook
+    has run: that line is taken once, and only then are the probes (from ``fetch_probes``) written
+    to the job's ``probes_fd``, without blocking (no threads here: a process that unshared its pid
+    namespace cannot start one).
+    """
+
+    def __init__(self, limits: jail.Limits, reads: dict[str, int], probes_fd: int, fetch_probes: Any) -> None:
+        self.limits, self.selector, self.fetch_probes = limits, selectors.DefaultSelector(), fetch_probes
+        self.probes_fd, self.pending = probes_fd, memoryview(b"")
+        self.data = {name: bytearray() for name in reads}
+        self.output_bytes, self.verdict = 0, ""
+        self.notes: list[str] = []
+        self.cells: dict | None = None
+        for name, fd in reads.items():
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ, name)
+
+    def run(self, deadline: float) -> None:
+        while self.selector.get_map() and not self.verdict:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.verdict = "timeout"
+                break
+            for key, _ in self.selector.select(timeout=min(left, 1.0)):
+                if key.data == "probes":
+                    self._write_probes()
+                else:
+                    self._read(key)
+
+    def _write_probes(self) -> None:
+        try:
+            self.pending = self.pending[os.write(self.probes_fd, self.pending[:1 << 16]):]
+        except OSError:
+            self.pending = memoryview(b"")  # the job is gone
+        if not self.pending:
+            self.selector.unregister(self.probes_fd)
+            os.close(self.probes_fd)
+            self.probes_fd = -1
+
+    def _read(self, key: selectors.SelectorKey) -> None:
+        chunk = os.read(key.fd, 1 << 16)
+        if not chunk:
+            self.selector.unregister(key.fd)
+            os.close(key.fd)
+            return
+        if key.data == "output":
+            self.output_bytes += len(chunk)
+            self.data["output"] = (self.data["output"] + chunk)[-TAIL_BYTES:]
+            if self.output_bytes > self.limits.output_bytes:
+                self.verdict = "output limit"
+        elif key.data == "control":
+            self._control(chunk)
+        else:
+            self.data["result"] += chunk
+            if len(self.data["result"]) > self.limits.result_bytes:
+                self.verdict = "result too large"
+
+    def _control(self, chunk: bytes) -> None:
+        if self.cells is not None:
+            return  # after the cells line, nothing the job says on this pipe counts
+        self.data["control"] += chunk
+        if len(self.data["control"]) > CONTROL_BYTES:
+            self.verdict = "bad result"
+            return
+        *lines, rest = self.data["control"].split(b"\n")
+        self.data["control"] = bytearray(rest)
+        for line in lines:
+            if line.startswith(b"cells "):
+                self.cells = _json_or_none(line[6:])
+                if not isinstance(self.cells, dict):
+                    self.verdict = "bad result"
+                    return
+                self.pending = memoryview(self.fetch_probes())
+                os.set_blocking(self.probes_fd, False)
+                self.selector.register(self.probes_fd, selectors.EVENT_WRITE, "probes")
+                return
+            if not self.notes:
+                notes = _json_or_none(line)
+                self.notes = [n for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+
+    def close(self) -> None:
+        for key in list(self.selector.get_map().values()):
+            self.selector.unregister(key.fd)
+            os.close(key.fd)
+        if self.probes_fd >= 0 and not self.pending:
+            os.close(self.probes_fd)
+
+
+def _json_or_none(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _finish(pid: int, watch: _Watch, started: float) -> tuple[dict, bytes]:
+    """Watch the job to its end (or kill it at a limit); the header and result bytes."""
+    watch.run(started + watch.limits.wall_seconds)
+    if watch.verdict:
+        try:
+            os.kill(pid, signal.SIGKILL)  # pid 1 of its namespace: everything it started dies with it
+        except ProcessLookupError:
+            pass
+    watch.close()
+    _, status, usage = os.wait4(pid, 0)
+    exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    finished = exited and bool(watch.data["result"]) and watch.cells is not None
+    forged = exited and bool(watch.data["result"]) and watch.cells is None  # a result before the notebook ended
+    header = {"kind": "done", "status": watch.verdict or ("ok" if finished else "bad result" if forged else "crashed"),
+              "exit_code": os.waitstatus_to_exitcode(status), "seconds": round(time.monotonic() - started, 3),
+              "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_mb": usage.ru_maxrss // 1024,
+              "output_bytes": watch.output_bytes, "output_tail": watch.data["output"].decode(errors="replace"),
+              "isolation": watch.notes, "cells": watch.cells or {}}
+    return header, bytes(watch.data["result"]) if header["status"] == "ok" else b""
+
+
+def main() -> None:
+    """Fork a supervisor per job until the grader closes stdin; never read a job here."""
+    failed = warm_up(sys.argv[1:])
+    ctypes.CDLL(None).prctl(jail.PR_SET_DUMPABLE, 0, 0, 0, 0)  # jobs may not ptrace or read this process
+    out = os.dup(1)
+    os.dup2(2, 1)  # stray prints must not corrupt the protocol
+    write_frame(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
+    while True:
+        pid = fork_checked()
+        if pid == 0:
+            _serve(out)
+        _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == EXIT_NO_MORE_JOBS:
+            break
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,384 @@
+"""The `labs` command: every command parses its options, makes one call, and prints what came back.
+
+Commands import what they need when they run, so ``labs --help`` and a mistyped option answer at once.
+"""
+
+from __future__ import annotations
+
+import secrets
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from labs.console import console, err_console, fail, printable
+from labs.options import parse_shard, parse_size, resolve_device
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
+new_app = typer.Typer(no_args_is_help=True, help="Scaffold a chapter or a lab that follows docs/authoring.md.")
+app.add_typer(new_app, name="new")
+
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="notebooks or folders (default: course/)")]
+ChaptersArg = Annotated[list[str] | None, typer.Argument(help="chapter names or folders (default: every chapter)")]
+ChapterOpt = Annotated[list[str] | None, typer.Option("--chapter", help="chapters (default: all)")]
+CourseOpt = Annotated[Path, typer.Option("--course", help="nbgrader source folder holding the chapters")]
+ExercisesOpt = Annotated[list[str] | None, typer.Option("--exercise", "-e", help="an exercise name (repeat; default: double)")]
+WrongDirOpt = Annotated[Path, typer.Option("--wrong-solutions", help="folder of <chapter>/<grade_id>__*.py")]
+RightDirOpt = Annotated[Path, typer.Option("--right-solutions", help="folder of <chapter>/<grade_id>__*.py: other "
+                                           "correct solutions, each must earn full marks")]
+WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's folder; existing files are kept")]
+ReleaseBuildOpt = Annotated[Path, typer.Option("--build", help="nbgrader course folder for the release")]
+RootOpt = Annotated[Path, typer.Option("--root", help="nbgrader course folder (gradebook, autograded, feedback)")]
+DbOpt = Annotated[str | None, typer.Option("--db", help="SQLAlchemy URL of the gradebook (default: SQLite in --root)")]
+DEFAULT_PATHS = [Path("course")]
+
+
+def _quiet_nbgrader() -> None:
+    from sqlalchemy.exc import SAWarning
+
+    warnings.filterwarnings("ignore", category=SAWarning)  # nbgrader's own session bookkeeping noise
+
+
+def _chapters(names: list[str] | None, course: Path, with_labs: bool = False) -> list[Path]:
+    from graders import coursedir
+
+    try:
+        return coursedir.chapters_with_labs(names, course) if with_labs else coursedir.resolve_chapters(names, course)
+    except coursedir.LayoutError as err:
+        fail(str(err))
+
+
+def _device(device: str) -> str:
+    try:
+        return resolve_device(device)
+    except ValueError:
+        fail(f"unknown --device {device!r}: choose auto, cpu or cuda")
+    except RuntimeError:
+        fail("--device cuda requested but CUDA is not available on this machine (torch.cuda.is_available() is False)")
+
+
+def _isolation_warning() -> None:
+    from graders.sandbox.worker import isolation_warning
+
+    warning = isolation_warning(True)
+    if warning:
+        err_console.print(warning, style="yellow", soft_wrap=True)
+
+
+# --- authors ------------------------------------------------------------------------------------
+
+
+@new_app.command("chapter")
+def new_chapter(name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tricks")],
+                exercise: ExercisesOpt = None, course_dir: CourseOpt = Path("course"),
+                wrong_dir: WrongDirOpt = Path("tests/wrong_solutions")) -> None:
+    """A chapter folder with a lesson and a lab (lab_<topic>), its probes and wrong solutions."""
+    from labs import scaffold
+
+    try:
+        written = scaffold.chapter_files(course_dir, wrong_dir, name, exercise or []).write()
+    except scaffold.ScaffoldError as err:
+        fail(str(err))
+    _print_written(written)
+
+
+@new_app.command("lab")
+def new_lab(chapter: Annotated[str, typer.Argument(help="an existing chapter folder name")],
+            name: Annotated[str, typer.Argument(help="the lab is lab_<name>.ipynb")],
+            exercise: ExercisesOpt = None, course_dir: CourseOpt = Path("course"),
+            wrong_dir: WrongDirOpt = Path("tests/wrong_solutions")) -> None:
+    """A lab in an existing chapter, with a probe file and wrong solutions per exercise."""
+    from labs import scaffold
+
+    folder = course_dir / chapter
+    if not folder.is_dir():
+        fail(f"{folder}: no such chapter (create it with `labs new chapter {chapter}`)")
+    try:
+        written = scaffold.lab_files(folder, wrong_dir, name, exercise or []).write()
+    except scaffold.ScaffoldError as err:
+        fail(str(err))
+    _print_written(written)
+
+
+def _print_written(written: list[Path]) -> None:
+    for path in written:
+        console.print(f"created {path}")
+    console.print("next: labs lint, labs run --smoke, labs check (docs/authoring.md)")
+
+
+@app.command()
+def lint(paths: PathsArg = None,
+         fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False) -> None:
+    """Check notebooks against the course conventions; print file:cell: message per problem."""
+    from labs import lint as rules
+    from labs.notebooks import BadInput, discover
+
+    try:
+        notebooks = discover(paths or DEFAULT_PATHS)
+    except BadInput as err:
+        fail(str(err))
+    for line in rules.fix_all(notebooks) if fix else []:
+        console.print(line)
+    problems = rules.lint(notebooks)
+    for problem in problems:
+        console.print(str(problem), soft_wrap=True)
+    console.print(f"{len(notebooks)} notebooks, {len(problems)} problems")
+    raise typer.Exit(1 if problems else 0)
+
+
+# --- CI -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def run(
+    paths: PathsArg = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="notebooks executed at once")] = 2,
+    device: Annotated[str, typer.Option(help="auto, cpu or cuda (injected as DEVICE)")] = "auto",
+    smoke: Annotated[bool, typer.Option("--smoke", help="inject SMOKE=True: tiny sizes")] = False,
+    shard: Annotated[str | None, typer.Option(help="run only shard i/n, split by recorded duration")] = None,
+    timeout: Annotated[float, typer.Option(help="seconds per notebook before its kernel is killed")] = 600,
+    report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = Path(
+        "build/report"),
+    record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
+    timings_file: Annotated[Path | None, typer.Option("--timings", help="recorded durations (for --shard)")] = None,
+    html: Annotated[bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")] = False,
+) -> None:
+    """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from labs.notebooks import BadInput
+    from labs.run import report, timings
+    from labs.run.pipeline import RunRequest, run_notebooks
+
+    if jobs < 1:
+        fail(f"--jobs must be at least 1, got {jobs}")
+    if timeout <= 0:
+        fail(f"--timeout must be positive, got {timeout:g}")
+    try:
+        shard_spec = parse_shard(shard) if shard else None
+    except ValueError as err:
+        fail(f"--shard: {err}")
+    request = RunRequest(paths or DEFAULT_PATHS, _device(device), smoke, jobs, shard_spec, timeout, report_dir,
+                         timings_file or timings.TIMINGS_FILE)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("notebooks", total=None)
+
+        def started(count: int) -> None:
+            progress.update(task, total=count)
+            console.print(f"labs run: {count} notebooks, jobs={jobs}, device={request.device}, smoke={smoke}"
+                          + (f", shard {shard}" if shard else ""))
+
+        def finished(result: report.NotebookResult) -> None:
+            progress.advance(task)
+            progress.console.print(f"{result.status:>7}  {result.seconds:6.1f}s  {result.notebook}")
+
+        try:
+            outcome = run_notebooks(request, started, finished, html=html, record=record_timings)
+        except (BadInput, ValueError) as err:
+            fail(str(err))
+    report.print_summary(outcome.results, console, request.device)
+    console.print(f"report: {', '.join(map(str, outcome.reports))}")
+    if outcome.site:
+        console.print(f"static course: {outcome.site}")
+    if outcome.timings_key:
+        console.print(f"timings recorded in {request.timings_file} under {outcome.timings_key}")
+    raise typer.Exit(0 if outcome.passed else 1)
+
+
+@app.command()
+def check(
+    chapters: ChaptersArg = None,
+    course_dir: CourseOpt = Path("course"),
+    wrong_dir: WrongDirOpt = Path("tests/wrong_solutions"),
+    right_dir: RightDirOpt = Path("tests/right_solutions"),
+    build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel")] = 2,
+    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="--no-sandbox: grade without bubblewrap "
+                                          "(a quick try while writing probes, or where bwrap is missing)")] = True,
+    min_exercises: Annotated[int | None, typer.Option(help="graded exercises every lab must have")] = None,
+    min_points: Annotated[float | None, typer.Option(help="points every lab must be worth")] = None,
+    min_wrong: Annotated[int | None, typer.Option(help="wrong solutions every exercise must have")] = None,
+) -> None:
+    """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
+    from graders.selfcheck import SolutionFolders, Standard, check_chapters
+    from labs.tables import print_chapter_check
+
+    folders = _chapters(chapters, course_dir, with_labs=True)
+    if jobs < 1:
+        fail("--jobs must be at least 1")
+    _quiet_nbgrader()
+    if sandbox:
+        _isolation_warning()
+    else:
+        err_console.print("labs check --no-sandbox: submissions run without bubblewrap", style="yellow")
+    default = Standard()
+    standard = Standard(default.exercises if min_exercises is None else min_exercises,
+                        default.points if min_points is None else min_points,
+                        default.wrong_per_exercise if min_wrong is None else min_wrong)
+    results = check_chapters(folders, build.resolve(), SolutionFolders.found(wrong_dir, right_dir), jobs, standard,
+                             sandbox)
+    for result in results:
+        print_chapter_check(result)
+    ok = all(r.ok for r in results)
+    console.print(f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
+                  style="green" if ok else "red")
+    raise typer.Exit(0 if ok else 1)
+
+
+# --- instructors --------------------------------------------------------------------------------
+
+
+@app.command()
+def release(chapters: ChaptersArg = None, course_dir: CourseOpt = Path("course"),
+            build: ReleaseBuildOpt = Path("build/nbgrader"), workspace: WorkspaceOpt = Path("student")) -> None:
+    """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
+    from graders.release import build_release, sync_workspace
+
+    folders = _chapters(chapters, course_dir)
+    try:
+        released = build_release(folders, build.resolve())
+    except RuntimeError as err:
+        fail(str(err))
+    sync = sync_workspace(released, workspace)
+    console.print(f"released {len(folders)} chapters into {released}")
+    console.print(f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them")
+
+
+@app.command()
+def grade(
+    submissions: Annotated[Path, typer.Argument(help="folder <student>/<chapter>/<lab>.ipynb, or a zip of one")],
+    chapter: ChapterOpt = None,
+    course_dir: CourseOpt = Path("course"),
+    root: RootOpt = Path("build/grading"),
+    db: DbOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)")] = 0,
+    timeout: Annotated[float, typer.Option(help="wall-clock seconds per submission")] = 300,
+    memory: Annotated[str, typer.Option(help="memory per submission: 4G, 512M, 1.5GiB (a bare number is MiB)")] = "4G",
+    shard: Annotated[str | None, typer.Option(help="i/n: grade every n-th student, starting at the i-th")] = None,
+    report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
+) -> None:
+    """Grade submissions in sandboxes; scores go to the nbgrader gradebook."""
+    import threading
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from graders.pipeline import BadRequest, GradeRequest, grade_submissions
+    from graders.sandbox.jail import Limits
+    from labs.tables import print_grade_run
+
+    try:
+        shard_spec = parse_shard(shard) if shard else (1, 1)
+    except ValueError as err:
+        fail(f"--shard: {err}")
+    memory_bytes = parse_size(memory)
+    if memory_bytes is None:
+        fail(f"--memory: {memory!r} is not a size (write 4G, 512M or a number of MiB)")
+    if jobs < 0 or timeout <= 0 or memory_bytes <= 0:
+        fail("--jobs, --timeout and --memory must be positive")
+    _quiet_nbgrader()
+    _isolation_warning()
+    request = GradeRequest(submissions, chapter, course_dir, root, db, jobs,
+                           Limits(wall_seconds=timeout, memory_bytes=memory_bytes), shard_spec, report)
+    lock = threading.Lock()
+    with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err_console, disable=not err_console.is_terminal) as progress:
+        task = progress.add_task("grade", total=None)
+
+        def graded(_: object) -> None:
+            with lock:
+                progress.advance(task)
+
+        try:
+            run = grade_submissions(request, lambda count: progress.update(task, total=count), graded)
+        except BadRequest as err:
+            fail(str(err))
+    print_grade_run(run)
+    raise typer.Exit(0 if run.complete else 1)
+
+
+@app.command()
+def feedback(chapter: ChapterOpt = None,
+             student: Annotated[str | None, typer.Option(help="one student (default: all graded)")] = None,
+             course_dir: CourseOpt = Path("course"), root: RootOpt = Path("build/grading"), db: DbOpt = None) -> None:
+    """Render nbgrader feedback (HTML) for graded submissions: scores and why, no hidden tests."""
+    from graders.feedback import FeedbackError, feedback_for_chapters
+    from graders.pipeline import db_url_for
+
+    folders = _chapters(chapter, course_dir)
+    try:
+        files, errors = feedback_for_chapters(root.resolve(), db_url_for(root, db), [f.name for f in folders], student)
+    except FeedbackError as err:
+        fail(str(err))
+    _written(f"{len(files)} feedback files under {root / 'feedback'}", errors)
+
+
+def _written(summary: str, errors: list[str]) -> None:
+    """Each file that failed, one line each, then the summary; exit 1 when any failed."""
+    for line in errors:
+        err_console.print(printable(line), soft_wrap=True)
+    console.print(summary + (f", {len(errors)} failed" if errors else ""))
+    raise typer.Exit(1 if errors else 0)
+
+
+@app.command()
+def export(
+    format: Annotated[str, typer.Option("--format", help="csv | gradescope")] = "csv",
+    out: Annotated[Path | None, typer.Option("--out", help="file (csv) or folder (gradescope)")] = None,
+    root: RootOpt = Path("build/grading"),
+    db: DbOpt = None,
+) -> None:
+    """Export grades: CSV from the gradebook, or Gradescope results.json per submission."""
+    from graders.pipeline import db_url_for
+    from graders.reports import export_csv, export_gradescope
+
+    if format == "csv":
+        target = out or root / "grades.csv"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        console.print(f"{export_csv(db_url_for(root, db), target)} rows written to {target}")
+        return
+    if format != "gradescope":
+        fail(f"--format {format}: expected csv or gradescope")
+    results = root / "reports" / "results.json"
+    if not results.is_file():
+        fail(f"{results}: no grading results (run labs grade first)")
+    target = out or root / "gradescope"
+    count, errors = export_gradescope(results, target)
+    _written(f"{count} results.json files under {target}", errors)
+
+
+# --- students -----------------------------------------------------------------------------------
+
+
+@app.command()
+def lab(
+    port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 8888,
+    token: Annotated[str | None, typer.Option(help="access token (default: random, printed)")] = None,
+    workspace: WorkspaceOpt = Path("student"),
+    course_dir: CourseOpt = Path("course"),
+    open_browser: Annotated[bool, typer.Option("--browser/--no-browser")] = True,
+    build: ReleaseBuildOpt = Path("build/nbgrader"),
+) -> None:
+    """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
+    from labs.lab import listening, start_jupyterlab
+
+    release(None, course_dir, build, workspace)
+    token = token or secrets.token_hex(16)
+    server = start_jupyterlab(workspace, port, token, open_browser, build.resolve())
+    try:
+        if listening(server, port):
+            console.print(f"JupyterLab: http://127.0.0.1:{port}/lab?token={token}")
+        raise typer.Exit(server.wait())
+    except KeyboardInterrupt:  # Ctrl-C reached the server too: let it shut down cleanly
+        raise typer.Exit(server.wait()) from None
+
+
+def main() -> None:
+    """Entry point for ``python -m labs.cli``."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""`labs lab`: the student's JupyterLab on their workspace, on 127.0.0.1 with a token.
+
+Students get nbgrader's assignment tools, not the instructor's panels (formgrader, "Create
+Assignment", course list), and no JupyterLab news prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# What a student's JupyterLab leaves out: nbgrader's instructor panels and JupyterLab's news prompt.
+STUDENT_DISABLED_PLUGINS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
+                            "@jupyter/nbgrader:course-list", "@jupyterlab/apputils-extension:announcements"]
+STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False}
+
+
+def student_page_config(build: Path) -> Path:
+    """A Jupyter config folder whose labconfig disables the instructor's plugins (on JUPYTER_CONFIG_PATH)."""
+    folder = build / "student-jupyter-config"
+    (folder / "labconfig").mkdir(parents=True, exist_ok=True)
+    page = {"disabledExtensions": dict.fromkeys(STUDENT_DISABLED_PLUGINS, True)}
+    (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2), encoding="utf-8")
+    return folder
+
+
+def jupyterlab_command(workspace: Path, port: int, token: str, open_browser: bool) -> list[str]:
+    """The JupyterLab server a student gets (root only where the process runs as root, as in containers)."""
+    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={workspace.resolve()}",
+            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={token}", f"--ServerApp.open_browser={open_browser}",
+            f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}"]  # a Python literal, as traitlets reads it
+    return args + (["--ServerApp.allow_root=True"] if os.getuid() == 0 else [])
+
+
+def start_jupyterlab(workspace: Path, port: int, token: str, open_browser: bool, build: Path) -> subprocess.Popen:
+    """Start the student's JupyterLab (does not wait for it to listen: :func:`listening`)."""
+    config_path = os.pathsep.join(filter(None, [str(student_page_config(build)), os.environ.get("JUPYTER_CONFIG_PATH")]))
+    return subprocess.Popen(jupyterlab_command(workspace, port, token, open_browser),
+                            env=os.environ | {"JUPYTER_CONFIG_PATH": config_path})
+
+
+def listening(server: subprocess.Popen, port: int, timeout: float = 120) -> bool:
+    """Wait until the server accepts connections on ``port`` (False if it exited or never did)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.2)
+    return False

@@ -1,0 +1,194 @@
+"""The rules of docs/authoring.md that `labs lint` adds to labs/lint.py's: one small function per rule,
+each ``(path, notebook) -> list[Problem]``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nbformat import NotebookNode
+
+from graders.coursedir import HIDDEN_BEGIN, HIDDEN_END, nbgrader_meta, probes_file
+
+PARAMETERS = ("DEVICE", "SMOKE")  # "Cell 0 ... holds exactly the parameters"
+HIDDEN_MARKERS = (HIDDEN_BEGIN, HIDDEN_END)
+NBGRADER_KEYS = ("grade", "grade_id", "locked", "schema_version", "solution", "task")
+SCHEMA_VERSION = 3
+LESSON_NAME = re.compile(r"^\d+_\w+\.ipynb$")
+MYTH, RULE = re.compile(r"\bMyth:"), re.compile(r"\bRule[:.]")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One convention a notebook breaks; ``cell`` is the 0-based cell index or None for the file."""
+
+    path: Path
+    cell: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.cell}" if self.cell is not None else f"{self.path}"
+        return f"{where}: {self.message}"
+
+
+def _graded_code_cells(nb: NotebookNode) -> list[tuple[int, NotebookNode]]:
+    return [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and nbgrader_meta(c).get("grade")]
+
+
+def only_documented_parameters(path: Path, nb: NotebookNode) -> list[Problem]:
+    """The parameters cell holds DEVICE and SMOKE and nothing else (papermill injects only those)."""
+    if not nb.cells or nb.cells[0].cell_type != "code":
+        return []  # labs/lint.py reports the missing parameters cell
+    extra = sorted(assigned_names(nb.cells[0].source) - set(PARAMETERS))
+    if not extra:
+        return []
+    return [Problem(path, 0, f"parameters cell must hold only {' and '.join(PARAMETERS)} "
+                             f"(found {', '.join(extra)}: move them below cell 1)")]
+
+
+def assigned_names(source: str) -> set[str]:
+    """Names a cell assigns at any depth (empty when it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)}
+
+
+def _setup_calls(source: str) -> list[ast.Call]:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and getattr(n.func, "id", getattr(n.func, "attr", None)) == "setup"]
+
+
+def setup_seeds(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Cell 1 resolves the device and seeds everything: ``DEVICE = setup(DEVICE, seed=0)``."""
+    if len(nb.cells) < 2:
+        return [Problem(path, None, "cell 1 must be `DEVICE = setup(DEVICE, seed=0)` (from labutils)")]
+    calls = _setup_calls(nb.cells[1].source) if nb.cells[1].cell_type == "code" else []
+    if not calls:
+        return [Problem(path, 1, "cell 1 must be `DEVICE = setup(DEVICE, seed=0)` (from labutils)")]
+    if not any(k.arg == "seed" for call in calls for k in call.keywords):
+        return [Problem(path, 1, "setup(DEVICE) without a seed: write `setup(DEVICE, seed=0)`")]
+    return []
+
+
+def test_cells_locked(path: Path, nb: NotebookNode) -> list[Problem]:
+    """A graded test cell is ``locked: true``: nbgrader restores it, and students cannot edit it."""
+    return [Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} must be locked (nbgrader \"locked\": true)")
+            for i, c in _graded_code_cells(nb) if not nbgrader_meta(c).get("locked")]
+
+
+def test_cells_hidden(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Each graded test cell ends with a ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` block."""
+    return [Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} lacks {missing[0]!r}")
+            for i, c in _graded_code_cells(nb) if (missing := [m for m in HIDDEN_MARKERS if m not in c.source])]
+
+
+def nbgrader_metadata_complete(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Every nbgrader cell carries the documented keys, ``schema_version`` 3 included."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        meta = nbgrader_meta(cell)
+        if not meta:
+            continue
+        absent = [k for k in NBGRADER_KEYS if k not in meta]
+        if absent:
+            problems.append(Problem(path, i, f"nbgrader metadata of {meta.get('grade_id')!r} lacks {', '.join(absent)}"))
+        elif meta["schema_version"] != SCHEMA_VERSION:
+            problems.append(Problem(path, i, f"nbgrader schema_version must be {SCHEMA_VERSION}, "
+                                             f"got {meta['schema_version']!r}"))
+    return problems
+
+
+def lesson_numbered(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Lessons are named in reading order: ``1_first_lesson.ipynb``, ``2_...``."""
+    if LESSON_NAME.match(path.name):
+        return []
+    return [Problem(path, None, f"a lesson's file name starts with its number: N_{path.stem}.ipynb (1_, 2_, 3_ ...)")]
+
+
+def exercise_documented(path: Path, nb: NotebookNode) -> list[Problem]:
+    """An exercise is a function or class with a docstring giving its signature, in its solution cell
+    (every public one the cell defines)."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if not (cell.cell_type == "code" and nbgrader_meta(cell).get("solution")):
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        defined = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                   and not n.name.startswith("_")]  # private helpers (a fake kernel's `_`) need none
+        if not defined or not all(ast.get_docstring(n) for n in defined):
+            problems.append(Problem(path, i, f"solution cell {nbgrader_meta(cell).get('grade_id')!r} must define a "
+                                             "function or class with a docstring giving its signature"))
+    return problems
+
+
+def title_after_setup(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Cell 2, after the parameters and setup cells, is a markdown title (``# ...``)."""
+    if len(nb.cells) > 2 and nb.cells[2].cell_type == "markdown" and nb.cells[2].source.lstrip().startswith("# "):
+        return []
+    return [Problem(path, 2 if len(nb.cells) > 2 else None, "cell 2 must be the markdown title (`# ...`)")]
+
+
+def _myth_positions(nb: NotebookNode) -> list[tuple[int, int]]:
+    return [(i, m.start()) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
+            for m in MYTH.finditer(c.source)]
+
+
+def _refuted(nb: NotebookNode, cell: int, offset: int) -> bool:
+    """A code cell (the experiment) after the myth, then a "Rule:" after that cell."""
+    ran = False
+    for i in range(cell, len(nb.cells)):
+        c = nb.cells[i]
+        if c.cell_type == "code" and i > cell:
+            ran = ran or bool(c.source.strip())
+        elif c.cell_type == "markdown" and ran and RULE.search(c.source, offset if i == cell else 0):
+            return True
+    return False
+
+
+def myths_refuted(path: Path, nb: NotebookNode) -> list[Problem]:
+    """A "Myth:" is followed by an experiment (a code cell), then "Rule:" with the correct statement.
+
+    Whether the experiment asserts its outcome is the reviewers' call: a timing cannot be asserted.
+    """
+    return [Problem(path, i, "a Myth: needs an experiment (a code cell) after it, then a Rule: cell")
+            for i, offset in _myth_positions(nb) if not _refuted(nb, i, offset)]
+
+
+def _probe_functions(probes: Path) -> list[ast.FunctionDef]:
+    try:
+        tree = ast.parse(probes.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return []  # labs/lint.py reports a missing or unparsable probe file
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and any(
+        isinstance(d, ast.Call) and getattr(d.func, "id", "") == "probe" for d in n.decorator_list)]
+
+
+def probes_documented(path: Path, nb: NotebookNode) -> list[Problem]:
+    """Each probe has a docstring whose first line names the check for students (their feedback shows it)."""
+    probes = probes_file(path)
+    return [Problem(probes, None, f"line {fn.lineno}: probe {fn.name} needs a docstring naming the check "
+                                  "(students read its first line in their feedback)")
+            for fn in _probe_functions(probes) if not ast.get_docstring(fn)]
+
+
+NOTEBOOK_RULES = (only_documented_parameters, setup_seeds, title_after_setup, nbgrader_metadata_complete)
+LAB_RULES = (test_cells_locked, test_cells_hidden, exercise_documented, probes_documented)
+LESSON_RULES = (lesson_numbered, myths_refuted)
+
+
+def apply(rules: tuple, path: Path, nb: NotebookNode) -> list[Problem]:
+    """Every problem the ``rules`` find in one notebook."""
+    return [problem for rule in rules for problem in rule(path, nb)]
