@@ -10,11 +10,11 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ci import hub, report, timings
 from ci import lint as lint_rules
-from ci import report, timings
 from ci.notebooks import BadInput, discover, read
 from graders import cli as graders_cli
-from graders import cli_grade
+from graders import cli_exchange, cli_grade
 from graders.gradebook_course import ensure_tools_on_path
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -193,11 +193,13 @@ def run(
 
 
 app.command("check")(graders_cli.check)
-app.command("release")(graders_cli.release)
+app.command("release")(cli_exchange.release)  # graders_cli.release, plus --exchange (labs hub)
 app.command("lab")(graders_cli.lab)
 app.command("grade")(cli_grade.grade)
-app.command("feedback")(cli_grade.feedback)
+app.command("feedback")(cli_exchange.feedback)  # cli_grade.feedback, plus --release (labs hub)
 app.command("export")(cli_grade.export)
+app.command("collect")(cli_exchange.collect)  # labs hub: submissions from nbgrader's exchange
+app.command("hub")(hub.hub)  # labs hub: JupyterHub with an instructor and students
 
 
 def main() -> None:
