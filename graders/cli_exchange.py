@@ -34,11 +34,12 @@ def release(
     if not exchange:
         return
     for folder in resolve_chapters(chapters, course_dir):
+        labs = sorted(p.name for p in folder.glob("lab_*.ipynb"))
         try:
-            outbound = ex.release_assignment(build.resolve(), folder.name, exchange_root.resolve())
+            outbound = ex.release_assignment(build.resolve(), folder.name, exchange_root.resolve(), labs)
         except RuntimeError as err:
             _fail(str(err))
-        console.print(f"released {folder.name} to the exchange: {outbound}")
+        console.print(f"released {folder.name} ({', '.join(labs) or 'no lab'}) to the exchange: {outbound}")
 
 
 def collect(

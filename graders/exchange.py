@@ -3,7 +3,9 @@
 Every step is nbgrader's own (NbGraderAPI: release_assignment, collect, release_feedback) on the course
 folders `labs` already uses:
 
-- release: ``build/nbgrader/release/<chapter>`` (built by `labs release`) -> ``EXCHANGE/pytorch-labs/outbound``;
+- release: the labs of ``build/nbgrader/release/<chapter>`` (built by `labs release`), with any file that is not
+  a notebook, -> ``EXCHANGE/pytorch-labs/outbound/<chapter>``. Lessons stay out: nbgrader's Assignments tab
+  offers a submission's feedback only when every notebook of it has some, and lessons are not graded;
 - collect: the latest submission of each student -> ``ROOT/submitted/<student>/<chapter>/`` (ROOT is
   `labs grade`'s ``--root``, ``build/grading``), the lab notebooks only (lessons are not graded; a lesson beside
   the lab would make `labs grade` refuse it as "not a lab"), with nbgrader's ``timestamp.txt`` and
@@ -38,8 +40,9 @@ class Collected:
     folders: dict[str, Path]
 
 
-def exchange_api(root: Path, exchange: Path, lab_patterns: list[str] | None = None) -> NbGraderAPI:
-    """NbGraderAPI over the course ``root`` with the exchange at ``exchange`` (created world-writable)."""
+def exchange_api(root: Path, exchange: Path, include: list[str] | None = None) -> NbGraderAPI:
+    """NbGraderAPI over the course ``root`` with the exchange at ``exchange``; copies keep only the files
+    named in ``include`` (all when None)."""
     exchange.mkdir(parents=True, exist_ok=True)
     course.ensure_tools_on_path()
     root.mkdir(parents=True, exist_ok=True)
@@ -47,20 +50,25 @@ def exchange_api(root: Path, exchange: Path, lab_patterns: list[str] | None = No
     config.Exchange.root = str(exchange)
     config.ExchangeReleaseAssignment.force = True  # releasing again replaces the chapter in the exchange
     config.ExchangeCollect.check_owner = False  # one unix user for everyone (see the module docstring)
-    if lab_patterns is not None:
-        config.CourseDirectory.include = [*lab_patterns, *SUBMISSION_FILES]
+    if include is not None:
+        config.CourseDirectory.include = include
     return NbGraderAPI(config=config)
 
 
-def release_assignment(build: Path, chapter: str, exchange: Path) -> Path:
-    """Put ``build/release/<chapter>`` (from `labs release`) into the exchange; returns its outbound folder."""
-    course.require_success(exchange_api(build, exchange).release_assignment(chapter), f"release_assignment {chapter}")
+def release_assignment(build: Path, chapter: str, exchange: Path, labs: list[str]) -> Path:
+    """Put the ``labs`` of ``build/release/<chapter>`` (from `labs release`) and its other files that are not
+    notebooks into the exchange; returns the chapter's outbound folder."""
+    released = build / "release" / chapter
+    others = sorted(p.name for p in released.iterdir() if p.is_file() and p.suffix != ".ipynb") \
+        if released.is_dir() else []
+    api = exchange_api(build, exchange, include=[*labs, *others])
+    course.require_success(api.release_assignment(chapter), f"release_assignment {chapter}")
     return exchange / course.COURSE_ID / "outbound" / chapter
 
 
 def collect(root: Path, chapter: str, exchange: Path, labs: list[str]) -> Collected:
     """Each student's latest submission of ``chapter`` (its ``labs`` notebooks) into ``root/submitted``."""
-    api = exchange_api(root, exchange, lab_patterns=labs)
+    api = exchange_api(root, exchange, include=[*labs, *SUBMISSION_FILES])
     course.require_success(api.collect(chapter, update=True), f"collect {chapter}")
     submitted = root / "submitted"
     folders = {p.parent.name: p for p in sorted(submitted.glob(f"*/{chapter}")) if p.is_dir()}
