@@ -46,7 +46,8 @@ console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True, highlight=False)
 
 PROXY_NAME = "configurable-http-proxy"
-PROXY_IN_BUILD = Path("build/node/node_modules/.bin") / PROXY_NAME
+PROXY_IN_BUILD = Path("build/node/node_modules/.bin") / PROXY_NAME  # under the checkout (make system-deps)
+CHECKOUT = Path(__file__).resolve().parent.parent
 PROXY_HINT = ("install it: npm install --prefix build/node configurable-http-proxy@5.3.0 "
               "(make system-deps does), or put it on PATH")
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
@@ -101,8 +102,9 @@ class HubPlan:
 
 
 def find_proxy(explicit: Path | None = None) -> Path | None:
-    """configurable-http-proxy: ``explicit``, the one under build/node, or the one on PATH (None if none)."""
-    for candidate in (explicit, PROXY_IN_BUILD.resolve(), shutil.which(PROXY_NAME)):
+    """configurable-http-proxy: ``explicit``, the one under build/node (here or in the checkout), or the one on
+    PATH (None if none)."""
+    for candidate in (explicit, PROXY_IN_BUILD.resolve(), CHECKOUT / PROXY_IN_BUILD, shutil.which(PROXY_NAME)):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return Path(candidate).resolve()
     return None
