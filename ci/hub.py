@@ -53,6 +53,7 @@ PROXY_HINT = ("install it: npm install --prefix build/node configurable-http-pro
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
 STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False,
                              "nbgrader.server_extensions.course_list": False}
+INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
 DEFAULT_STUDENTS = ["ada", "ben"]
 USER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
@@ -137,10 +138,15 @@ def page_config(plan: HubPlan, user: str) -> dict:
 
 
 def server_args(plan: HubPlan, user: str) -> list[str]:
-    """Arguments of the user's jupyterhub-singleuser: students get no formgrader or course list."""
+    """Arguments of the user's jupyterhub-singleuser: students get no formgrader or course list; the
+    instructor's pages may be framed by their own JupyterLab, and their root holds the course (formgrader)."""
     args = []
     if plan.role(user) == "student":
         args.append(f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}")
+    else:  # formgrader is a page in an iframe (jupyterhub-singleuser forbids framing unless told otherwise),
+        # and works only on a course folder inside the server's root
+        args += [f"--ServerApp.tornado_settings={INSTRUCTOR_TORNADO!r}",
+                 f"--ServerApp.root_dir={os.path.commonpath([plan.home(user), plan.grading])}"]
     if os.getuid() == 0:  # SimpleLocalProcessSpawner runs servers as the hub's user
         args.append("--ServerApp.allow_root=True")
     return args
@@ -151,6 +157,7 @@ def write_user_files(plan: HubPlan) -> None:
     plan.exchange.mkdir(parents=True, exist_ok=True)
     plan.exchange.chmod(0o777)
     plan.state.mkdir(parents=True, exist_ok=True)
+    plan.grading.mkdir(parents=True, exist_ok=True)
     for user in plan.users:
         plan.home(user).mkdir(parents=True, exist_ok=True)
         folder = plan.user_config(user)

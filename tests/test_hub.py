@@ -66,6 +66,18 @@ def instructor_sees_formgrader(user: HubUser) -> None:
     user.page.keyboard.press("Escape")
 
 
+def formgrader_lists_submissions(user: HubUser) -> None:
+    """Nbgrader > Formgrader: the chapter is in the gradebook with both submissions."""
+    user.nbgrader_menu()
+    user.page.locator("#jp-mainmenu-nbgrader .lm-Menu-itemLabel", has_text=re.compile("^Formgrader$")).click()
+    frame = user.page.frame_locator("iframe").first
+    row = frame.locator("tr", has_text=CHAPTER).first
+    row.wait_for()
+    cells = [" ".join(t.split()) for t in row.locator("td").all_inner_texts()]
+    user.shot("formgrader")
+    assert "2" in cells, f"formgrader's row for {CHAPTER}: {cells}"
+
+
 def student_sees_only_assignments(user: HubUser) -> None:
     items = user.nbgrader_menu()
     user.shot("nbgrader_menu")
@@ -133,7 +145,9 @@ def fetch_feedback(user: HubUser, hub: RunningHub) -> str:
     page = user.context.new_page()
     page.goto(f"{hub.base}/user/{user.name}/files/{rel}")
     page.locator("text=Score:").first.wait_for()
-    page.screenshot(path=str(user.shots / f"{user.name}__feedback.png"), full_page=False)
+    page.screenshot(path=str(user.shots / f"{user.name}__feedback.png"))
+    page.get_by_text(re.compile(r"^5/5 points")).first.scroll_into_view_if_needed()
+    page.screenshot(path=str(user.shots / f"{user.name}__feedback_points.png"))
     text = text_of(page)
     page.close()
     return text
@@ -171,6 +185,7 @@ def test_a_class_on_jupyterhub(tmp_path: Path):
         out = run_labs("feedback", "--chapter", CHAPTER, "--root", str(grading), "--release", "--exchange-root",
                        exchange, cwd=tmp_path)
         assert f"released feedback on {CHAPTER} to ada, ben" in out, out
+        formgrader_lists_submissions(instructor)
 
         text = fetch_feedback(ada, hub)
         assert "lab_autograd (Score: 5.0 / 35.0)" in text, text[:2000]
