@@ -13,6 +13,7 @@ Skips, saying why, without Chromium or configurable-http-proxy (make system-deps
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -155,6 +156,7 @@ def fetch_feedback(user: HubUser, hub: RunningHub) -> str:
 
 def test_a_class_on_jupyterhub(tmp_path: Path):
     grading, build = tmp_path / "grading", tmp_path / "nbgrader"
+    shutil.rmtree(SHOTS, ignore_errors=True)  # the screenshots are this run's
     with hub_server(tmp_path, grading) as hub, chromium.browser() as instance:
         for name in USERS:
             write_lab_settings(hub.home(name))
