@@ -6,6 +6,9 @@ BIN := $(CURDIR)/$(VENV)/bin
 # Extra pip arguments for torch, e.g. TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
 TORCH_PIP_ARGS ?=
 JOBS ?= 2
+# labs hub's proxy, from npm into build/node (Debian has no package for it); tests/test_hub.py skips without it.
+CHP_VERSION := 5.3.0
+PROXY := build/node/node_modules/.bin/configurable-http-proxy
 
 # nbgrader runs a bare `alembic`; caches stay inside build/, never in the shared system temp dir.
 export PATH := $(BIN):$(PATH)
@@ -16,10 +19,14 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab test venv system-deps unit grading notebooks browser selfcheck lint constraints clean
+.PHONY: lab hub test venv system-deps proxy unit grading notebooks browser selfcheck lint constraints clean
 
 lab: venv
 	$(BIN)/labs lab
+
+# A class on JupyterHub (127.0.0.1:8000): an instructor and two students, nbgrader's exchange (README).
+hub: venv proxy
+	$(BIN)/labs hub
 
 test: venv system-deps lint unit grading notebooks browser selfcheck
 	@echo "make test: all passed"
@@ -34,8 +41,8 @@ $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	touch $@
 
 # graphviz's `dot` renders autograd graphs (labutils has a fallback, but the course and its tests use both);
-# bubblewrap sandboxes every graded submission (labs grade, labs check).
-system-deps:
+# bubblewrap sandboxes every graded submission (labs grade, labs check); configurable-http-proxy (npm) runs labs hub.
+system-deps: proxy
 	@need=""; command -v dot >/dev/null || need="$$need graphviz"; command -v bwrap >/dev/null || need="$$need bubblewrap"; \
 	[ -z "$$need" ] && exit 0; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -43,6 +50,16 @@ system-deps:
 	else \
 		echo "missing:$$need: run  sudo apt-get install -y$$need  (Debian/Ubuntu), then make test again"; \
 		exit 1; \
+	fi
+
+proxy: $(PROXY)
+
+$(PROXY):
+	@if command -v npm >/dev/null; then \
+		npm install --prefix build/node --no-audit --no-fund --loglevel=error configurable-http-proxy@$(CHP_VERSION); \
+	else \
+		echo "npm missing: labs hub needs configurable-http-proxy (apt-get install -y npm, then make proxy);" \
+			"the hub test skips and says so"; \
 	fi
 
 lint: venv
@@ -61,9 +78,10 @@ notebooks: venv
 	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html
 
 # The student's path in headless Chromium (skips, saying how to install it, when Chromium is missing),
-# then every picture of the static site (build/report/site) checked in the browser.
+# a class on JupyterHub (tests/test_hub.py, marker hub), then every picture of the static site checked.
 browser: venv
-	$(BIN)/python -m pytest -q -m browser
+	$(BIN)/python -m pytest -q -m "browser and not hub"
+	$(BIN)/python -m pytest -q -m hub
 	$(BIN)/python -m tests.browser.site_check build/report/site/index.html --shots build/report/browser/site
 
 selfcheck: venv

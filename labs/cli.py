@@ -231,10 +231,19 @@ def check(
 # --- instructors --------------------------------------------------------------------------------
 
 
+ExchangeRootOpt = Annotated[Path, typer.Option("--exchange-root", help="nbgrader's exchange folder (labs hub's)")]
+DEFAULT_EXCHANGE = Path("build/hub/exchange")
+
+
 @app.command()
 def release(chapters: ChaptersArg = None, course_dir: CourseOpt = Path("course"),
-            build: ReleaseBuildOpt = Path("build/nbgrader"), workspace: WorkspaceOpt = Path("student")) -> None:
+            build: ReleaseBuildOpt = Path("build/nbgrader"), workspace: WorkspaceOpt = Path("student"),
+            exchange: Annotated[bool, typer.Option("--exchange", help="also put each chapter's lab in nbgrader's "
+                                                   "exchange (students fetch it in the Assignments tab)")] = False,
+            exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
     """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
+    from graders import coursedir
+    from graders import exchange as nbgrader_exchange
     from graders.release import build_release, sync_workspace
 
     folders = _chapters(chapters, course_dir)
@@ -245,6 +254,33 @@ def release(chapters: ChaptersArg = None, course_dir: CourseOpt = Path("course")
     sync = sync_workspace(released, workspace)
     console.print(f"released {len(folders)} chapters into {released}")
     console.print(f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them")
+    for folder in folders if exchange else []:
+        labs = [p.name for p in coursedir.labs_in(folder)]
+        try:
+            outbound = nbgrader_exchange.release_assignment(build.resolve(), folder.name, exchange_root.resolve(), labs)
+        except RuntimeError as err:
+            fail(str(err))
+        console.print(f"released {folder.name} ({', '.join(labs) or 'no lab'}) to the exchange: {outbound}")
+
+
+@app.command()
+def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to collect")],
+            course_dir: CourseOpt = Path("course"), root: RootOpt = Path("build/grading"),
+            exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
+    """Collect each student's latest submission from the exchange into ROOT/submitted (for labs grade)."""
+    from graders import coursedir
+    from graders import exchange as nbgrader_exchange
+
+    for folder in _chapters(chapters, course_dir, with_labs=True):
+        try:
+            found = nbgrader_exchange.collect(root.resolve(), folder.name, exchange_root.resolve(),
+                                              [p.name for p in coursedir.labs_in(folder)])
+        except RuntimeError as err:
+            fail(str(err))
+        for student, path in found.folders.items():
+            console.print(f"collected {student}/{folder.name}: {path}")
+        console.print(f"{len(found.folders)} submissions of {folder.name} in {root / 'submitted'} "
+                      f"(next: labs grade {root / 'submitted'} --chapter {folder.name})")
 
 
 @app.command()
@@ -302,8 +338,12 @@ def grade(
 @app.command()
 def feedback(chapter: ChapterOpt = None,
              student: Annotated[str | None, typer.Option(help="one student (default: all graded)")] = None,
-             course_dir: CourseOpt = Path("course"), root: RootOpt = Path("build/grading"), db: DbOpt = None) -> None:
+             course_dir: CourseOpt = Path("course"), root: RootOpt = Path("build/grading"), db: DbOpt = None,
+             release_to: Annotated[bool, typer.Option("--release", help="also hand it back through the exchange "
+                                                      "(students fetch it in the Assignments tab)")] = False,
+             exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
     """Render nbgrader feedback (HTML) for graded submissions: scores and why, no hidden tests."""
+    from graders import exchange as nbgrader_exchange
     from graders.feedback import FeedbackError, feedback_for_chapters
     from graders.pipeline import db_url_for
 
@@ -312,6 +352,13 @@ def feedback(chapter: ChapterOpt = None,
         files, errors = feedback_for_chapters(root.resolve(), db_url_for(root, db), [f.name for f in folders], student)
     except FeedbackError as err:
         fail(str(err))
+    for folder in folders if release_to else []:  # some student's feedback may have failed: the others go
+        try:
+            students = nbgrader_exchange.release_feedback(root.resolve(), folder.name, exchange_root.resolve())
+        except RuntimeError as err:
+            fail(str(err))
+        if students:
+            console.print(f"released feedback on {folder.name} to {', '.join(students)}")
     _written(f"{len(files)} feedback files under {root / 'feedback'}", errors)
 
 
@@ -373,6 +420,44 @@ def lab(
         raise typer.Exit(server.wait())
     except KeyboardInterrupt:  # Ctrl-C reached the server too: let it shut down cleanly
         raise typer.Exit(server.wait()) from None
+
+
+@app.command()
+def hub(
+    port: Annotated[int, typer.Option(help="JupyterHub's port on 127.0.0.1")] = 8000,
+    root: Annotated[Path, typer.Option("--root", help="homes, exchange, config and state of the class")] = Path(
+        "build/hub"),
+    instructor: Annotated[str, typer.Option(help="the instructor's user name (admin, formgrader)")] = "instructor",
+    student: Annotated[list[str] | None, typer.Option("--student", help="a student's user name (repeat; "
+                                                      "default: ada, ben)")] = None,
+    grading: Annotated[Path, typer.Option(help="the instructor's nbgrader course (labs grade --root)")] = Path(
+        "build/grading"),
+    proxy: Annotated[Path | None, typer.Option(help="configurable-http-proxy (default: build/node, then PATH)")] = None,
+    config_only: Annotated[bool, typer.Option("--config-only", help="write jupyterhub_config.py and exit")] = False,
+) -> None:
+    """A class on JupyterHub (127.0.0.1): an instructor with formgrader, students with the Assignments tab."""
+    from labs import hub as class_hub
+
+    try:
+        plan = class_hub.plan_for(port, root, instructor, tuple(student or class_hub.DEFAULT_STUDENTS), grading, proxy)
+    except ValueError as err:
+        fail(str(err))
+    written = class_hub.prepare(plan)
+    console.print(f"wrote {written}")
+    if config_only:
+        console.print(f"start it with: {plan.python_bin / 'jupyterhub'} -f {written}")
+        return
+
+    def up(log: Path) -> None:
+        console.print(f"JupyterHub: {plan.url}  (log: {log})")
+        console.print(f"  instructor: {plan.instructor} (formgrader); students: {', '.join(plan.students)} "
+                      "(Assignments tab); test authenticator: any password")
+        console.print(f"  exchange: {plan.exchange}; Ctrl-C stops the hub, every server and the proxy")
+
+    try:
+        raise typer.Exit(class_hub.serve(plan, up))
+    except class_hub.HubDidNotStart as err:
+        fail(str(err))
 
 
 def main() -> None:

@@ -214,3 +214,14 @@ def test_frames_round_trip_and_refuse_corrupt_lengths(tmp_path: Path):
     with pytest.raises(ValueError, match="corrupt"):
         frames.read_frame(read)
     os.close(read)
+
+
+def test_preload_names_the_import_that_left_a_thread_running(tmp_path: Path):
+    (tmp_path / "threaded_mod.py").write_text("import threading, time\n"
+                                              "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n")
+    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom zygote.server import ForkRefused, preload\n"
+            "print(preload(['json', 'no_such_module_x'], required=False))\n"
+            "try:\n    preload(['threaded_mod'], required=False)\nexcept ForkRefused as err:\n    print(err)\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == ["['no_such_module_x']",
+                                "importing threaded_mod started a thread: a zygote must not preload it"]

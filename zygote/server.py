@@ -60,8 +60,17 @@ def stop_blas_threads() -> None:
             shutdown()
 
 
+def thread_count() -> int:
+    """Threads of this process, native ones included (``threading`` sees only Python's)."""
+    return len(os.listdir("/proc/self/task"))
+
+
 def _import_quietly(names: Iterable[str], required: bool) -> list[str]:
-    """Import ``names``; the ones that failed (``required``: raise at the first failure instead)."""
+    """Import ``names``; the ones that failed (``required``: raise at the first failure instead).
+
+    Raises :class:`ForkRefused` naming the module whose import left a thread running: no fork is safe
+    after that, and a thread cannot be un-imported (leave that module to the children).
+    """
     failed = []
     for name in names:
         before = set(sys.modules)
@@ -73,6 +82,10 @@ def _import_quietly(names: Iterable[str], required: bool) -> list[str]:
             failed.append(name)
             for partial in set(sys.modules) - before:  # a half-imported module would break every child
                 del sys.modules[partial]
+        if thread_count() > 1:
+            stop_blas_threads()
+        if thread_count() > 1:
+            raise ForkRefused(f"importing {name} started a thread: a zygote must not preload it")
     return failed
 
 
@@ -103,7 +116,7 @@ def preload(names: Iterable[str], required: bool = True) -> list[str]:
 
 def fork_hazard() -> str | None:
     """Why forking this process now would be unsafe, or None when it is safe."""
-    threads = len(os.listdir("/proc/self/task"))
+    threads = thread_count()
     if threads != 1 or threading.active_count() != 1:
         return f"{threads} threads running (a fork must happen single-threaded)"
     torch = sys.modules.get("torch")

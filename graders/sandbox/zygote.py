@@ -40,9 +40,15 @@ CONTROL_BYTES = 1 << 20
 EXIT_NO_MORE_JOBS = 3
 
 
+# Imports that leave a native thread running (onnxruntime's thread pool): a process that forks must not
+# make them, so jobs import these themselves.
+STARTS_THREADS = ("onnxruntime",)
+
+
 def warm_up(extra: list[str]) -> list[str]:
     """Import what every job needs, and ``extra`` (what the labs import); return what failed."""
-    failed = preload([*WARM_MODULES, *extra], required=False)
+    wanted = [m for m in [*WARM_MODULES, *extra] if m.split(".")[0] not in STARTS_THREADS]
+    failed = preload(wanted, required=False)
     if "torch.testing" in extra:
         import torch
 
