@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders.nbgrader_course import COURSE_ID
-from labs.lab import STUDENT_DISABLED_PLUGINS
+from labs.lab import STUDENT_DISABLED_PLUGINS, STUDENT_SERVER_EXTENSIONS
 
 PROXY_NAME = "configurable-http-proxy"
 PROXY_IN_BUILD = Path("build/node/node_modules/.bin") / PROXY_NAME  # under the checkout (make system-deps)
@@ -45,8 +45,6 @@ CHECKOUT = Path(__file__).resolve().parent.parent
 PROXY_HINT = ("install it: npm install --prefix build/node configurable-http-proxy@5.3.0 "
               "(make system-deps does), or put it on PATH")
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
-STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False,
-                             "nbgrader.server_extensions.course_list": False}
 INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
 DEFAULT_STUDENTS = ["ada", "ben"]
 USER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")

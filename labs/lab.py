@@ -17,7 +17,9 @@ from pathlib import Path
 # What a student's JupyterLab leaves out: nbgrader's instructor panels and JupyterLab's news prompt.
 STUDENT_DISABLED_PLUGINS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
                             "@jupyter/nbgrader:course-list", "@jupyterlab/apputils-extension:announcements"]
-STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False}
+# ... and the server side of those panels (their pages and APIs answer 404 for a student).
+STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False,
+                             "nbgrader.server_extensions.course_list": False}
 
 
 def student_page_config(build: Path) -> Path:
