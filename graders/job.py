@@ -9,7 +9,6 @@ grader against a reference run.
 from __future__ import annotations
 
 import linecache
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,18 +73,10 @@ def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[st
     return results, shell.user_ns
 
 
-def run_job(job: Job) -> dict[str, Any]:
-    """Execute ``job`` here and now; returns ``{"cells": ..., "probes": ...}`` as plain data."""
-    os.environ.update(job.env)
-    cells, ns = execute_cells(job.cells)
-    return {"cells": cells, "probes": run_probes(job.probes_source, job.probes_file, ns, job.salt, job.traceback,
-                                                 job.probes_only)}
-
-
 def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int, traceback: bool = False,
                only: list[str] | None = None) -> dict[str, Any]:
     """The probes of a probe file's ``source`` (all, or those ``only`` names) on a notebook's namespace."""
-    from graders.probing import (  # torch: only where probes run (restore and lint stay light)
+    from graders.probing import (  # torch: only where probes run (cells and lint stay light)
         load_probes,
         run_probe,
     )
@@ -96,25 +87,3 @@ def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int, traceb
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     return {grade_id: run_probe(found, ns, salt, traceback)
             for grade_id, found in load_probes(source, filename).items() if not only or grade_id in only}
-
-
-def main() -> None:
-    """``python -m graders.job``: a job as JSON on stdin, its result (a wire message) on stdout.
-
-    Unsandboxed: the sandbox runs :func:`run_job` itself; this entry point is for the instructor's
-    own, trusted notebooks (reference runs while writing probes).
-    """
-    import json
-    import sys
-
-    from graders import wire
-
-    job = Job.from_plain(json.load(sys.stdin))
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # the notebook's prints go to stderr; stdout carries only the result
-    out.write(wire.encode(run_job(job)))
-    out.flush()
-
-
-if __name__ == "__main__":
-    main()

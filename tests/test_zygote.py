@@ -225,3 +225,13 @@ def test_preload_names_the_import_that_left_a_thread_running(tmp_path: Path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert out.splitlines() == ["['no_such_module_x']",
                                 "importing threaded_mod started a thread: a zygote must not preload it"]
+
+
+def test_preload_waits_for_a_thread_that_ends_a_moment_later(tmp_path: Path):
+    """Not every thread an import starts is a hazard: one that ends within the grace period is not."""
+    (tmp_path / "brief_thread_mod.py").write_text("import threading, time\n"
+                                                  "threading.Thread(target=time.sleep, args=(0.3,)).start()\n")
+    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom zygote.server import fork_hazard, preload\n"
+            "print(preload(['brief_thread_mod']), fork_hazard())\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[] None"

@@ -30,6 +30,7 @@ import socket
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable
 
 from zygote import child, frames
@@ -84,9 +85,20 @@ def _import_quietly(names: Iterable[str], required: bool) -> list[str]:
                 del sys.modules[partial]
         if thread_count() > 1:
             stop_blas_threads()
-        if thread_count() > 1:
+        if not settled():
             raise ForkRefused(f"importing {name} started a thread: a zygote must not preload it")
     return failed
+
+
+def settled(timeout: float = 2.0) -> bool:
+    """Whether this process is down to one thread, waiting up to ``timeout`` s for short-lived ones
+    (an import may start a thread that ends a moment later) to end."""
+    deadline = time.monotonic() + timeout
+    while thread_count() > 1:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def preload(names: Iterable[str], required: bool = True) -> list[str]:
@@ -115,7 +127,9 @@ def preload(names: Iterable[str], required: bool = True) -> list[str]:
 
 
 def fork_hazard() -> str | None:
-    """Why forking this process now would be unsafe, or None when it is safe."""
+    """Why forking this process now would be unsafe, or None when it is safe (a short-lived thread
+    is given a second to end)."""
+    settled(timeout=1.0)
     threads = thread_count()
     if threads != 1 or threading.active_count() != 1:
         return f"{threads} threads running (a fork must happen single-threaded)"
