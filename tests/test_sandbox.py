@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 
 import pytest
 
@@ -180,3 +181,23 @@ def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
     evidence = outcome.result["probes"]["evidence"]["value"]
     assert evidence["sums"] == [[w * (w + 1) / 2] * 2 for w in (2, 3, 4, 4, 3, 2, 4, 3)], evidence
     assert -9 not in evidence["polled"], evidence["polled"]  # polled at once: running (None), never "vanished"
+
+
+def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    """labs grade asked for a sandbox: if bwrap is missing and the job's uid could not read Python, the job
+    does not run (as the grader's uid it could read the gradebook); labs check --no-sandbox may go on."""
+    import graders.sandbox.worker as worker_module
+    from graders.sandbox import jail
+
+    if os.getuid() != 0 or not jail.unreadable_ancestor(sys.base_prefix):
+        pytest.skip("only where the grader is root and Python sits in a private folder (this VM: /root/.pyenv)")
+    monkeypatch.setattr(worker_module.shutil, "which", lambda name: None)  # as on a machine without bwrap
+    job = Job([Cell("c", "import os\nevidence = os.getuid()\n")], "from graders.probing import probe\n"
+              "@probe('evidence')\ndef e(ns, draw):\n    return ns['evidence']\n", "spy.py", salt=1)
+    for requested, runs in ((True, False), (False, True)):
+        worker = Worker(0, Limits(wall_seconds=60), threads=1, use_bwrap=requested, log=tmp_path / f"w{requested}.log")
+        try:
+            outcome = worker.run(job)
+        finally:
+            worker.close()
+        assert (outcome.status == "ok") is runs, (requested, outcome.status, outcome.isolation)
