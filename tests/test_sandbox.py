@@ -201,3 +201,49 @@ def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(t
         finally:
             worker.close()
         assert (outcome.status == "ok") is runs, (requested, outcome.status, outcome.isolation)
+
+
+def test_a_supervisor_that_never_answers_costs_the_grader_its_wall_limit_not_forever(tmp_path, monkeypatch):
+    """The supervisor inside the sandbox is stopped mid-job (as if it hung or died): the grader's own
+    ceiling ends the job as a timeout, and the next job gets a fresh sandbox."""
+    import signal
+    import threading
+    import time
+
+    import psutil
+
+    from graders.sandbox import watchdog
+
+    monkeypatch.setattr(watchdog, "WALL_GRACE", 1.0)
+    worker = Worker(0, Limits(wall_seconds=2), threads=1, log=tmp_path / "worker.log")
+    worker.start()
+    stopped: list[int] = []
+
+    def stop_the_supervisor() -> None:
+        for _ in range(200):
+            supervisors = psutil.Process(worker.zygote).children()
+            if supervisors:
+                supervisors[0].send_signal(signal.SIGSTOP)
+                stopped.append(supervisors[0].pid)
+                return
+            time.sleep(0.02)
+
+    try:
+        spy = threading.Thread(target=stop_the_supervisor)
+        spy.start()
+        outcomes = []
+        grading = threading.Thread(target=lambda: outcomes.append(
+            worker.run(Job([Cell("c", "import time\ntime.sleep(60)\nevidence = 1\n")], PROBE, "spy.py", salt=1))))
+        grading.start()
+        grading.join(30)
+        spy.join()
+        if not outcomes:
+            worker.proc.kill()  # what the grader should have done itself
+            grading.join()
+            pytest.fail("the grader still waited for the stopped supervisor after 30 s")
+        assert stopped, "no supervisor appeared"
+        assert outcomes[0].status == "timeout", outcomes[0].status
+        after = worker.run(Job([Cell("c", "evidence = 2\n")], PROBE, "spy.py", salt=1))
+        assert after.status == "ok" and after.result["probes"]["evidence"]["value"] == 2, after.status
+    finally:
+        worker.close()

@@ -1,14 +1,19 @@
-"""The grader's watch over one running job: CPU time and memory of all the job's processes together.
+"""The grader's watch over one running job: CPU time and memory of all the job's processes together,
+and a wall-clock ceiling that does not depend on anything inside the sandbox answering.
 
 Per-process limits (RLIMIT_*) let three children of 1 GiB each hold 3 GiB; this sums them. With a
 cgroup (:mod:`graders.sandbox.cgroups`) the kernel caps memory and processes and the watchdog only sums
 CPU from the group's counter; without one it walks the sandbox's process tree from the outside
 (the grader's view, which no job can alter) and sums CPU and proportional memory (PSS) itself.
+
+The supervisor inside the sandbox ends a job at its wall-clock limit; the ceiling here is the grader's
+own, a little later: a supervisor that stopped or died without answering still frees the grader.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -18,14 +23,17 @@ from graders.sandbox.cgroups import Group
 
 Usage = tuple[float, int]  # CPU seconds so far, bytes of memory now
 INTERVAL = 0.2
+WALL_GRACE = 30.0  # seconds past the job's wall-clock limit before the grader stops waiting for its supervisor
 
 
 @dataclass(frozen=True)
 class Budget:
-    """What one job may use, all its processes together; ``memory_bytes`` 0 when the kernel enforces it."""
+    """What one job may use, all its processes together; ``memory_bytes`` 0 when the kernel enforces it;
+    ``wall_seconds``: when the grader gives up on the job (0: never)."""
 
     cpu_seconds: float
     memory_bytes: int
+    wall_seconds: float = 0.0
 
 
 def group_usage(group: Group) -> Callable[[], Usage]:
@@ -77,6 +85,7 @@ class Watchdog:
         self.peak_bytes = 0
         self._stop = threading.Event()
         self._start_cpu = measure()[0]
+        self._deadline = time.monotonic() + budget.wall_seconds if budget.wall_seconds else float("inf")
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
 
@@ -88,6 +97,8 @@ class Watchdog:
                 self.verdict = "cpu limit"
             elif self.budget.memory_bytes and memory > self.budget.memory_bytes:
                 self.verdict = "memory limit"
+            elif time.monotonic() > self._deadline:
+                self.verdict = "timeout"
             if self.verdict:
                 self.kill()
                 return

@@ -170,7 +170,8 @@ class Worker:
 
     def _watch(self) -> watchdog.Watchdog:
         proc = self.proc
-        budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes)
+        budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes,
+                                 self.limits.wall_seconds + watchdog.WALL_GRACE)
         measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote)
         return watchdog.Watchdog(budget, measure, proc.kill)
 
