@@ -44,7 +44,7 @@ class Lab:
     probes: dict[str, Probe]
     tests: list[TestCell]
     exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
-    focus: tuple[str, ...] = ()  # only these test cells run and are scored (a self-check of one exercise)
+    focus: tuple[str, ...] = ()  # only these test cells run and are scored, nothing after them (a self-check of one exercise)
 
 
 @dataclass
@@ -117,7 +117,8 @@ def import_probes(source: str, path: Path) -> dict[str, Probe]:
 
 
 def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
-    """Modules the labs and their probes import: the sandboxes import them once, before any job."""
+    """Modules the labs and their probes import (and names they import from a module, which may be
+    submodules): the sandboxes import them once, before any job."""
     found: set[str] = set()
     sources = [c.source for lab in labs for c in lab.source.cells if c.cell_type == "code"]
     sources += [lab.probes_source for lab in labs]
@@ -131,6 +132,8 @@ def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
                 found.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 found.add(node.module)
+                # ``from labutils import digits`` imports a submodule: a name that is not one fails to preload, harmlessly
+                found.update(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
         if "assert_close" in source:
             found.add("torch.testing")
     return tuple(sorted(found))
@@ -144,8 +147,13 @@ def focused(lab: Lab, grade_ids: Iterable[str]) -> Lab:
 
 
 def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
-    """``cells`` without the test cells outside ``lab.focus`` (all of them when it has none)."""
-    return [c for c in cells if not (lab.focus and c.graded and c.key not in lab.focus)]
+    """``cells`` without the test cells outside ``lab.focus``, and nothing after its last test cell
+    (all of them when it has no focus): what follows an exercise cannot change what its tests saw.
+    That its probe sees nothing later either is checked on the source (:mod:`graders.selfcheck`)."""
+    if not lab.focus:
+        return cells
+    last = max((i for i, c in enumerate(cells) if c.graded and c.key in lab.focus), default=len(cells) - 1)
+    return [c for c in cells[:last + 1] if not (c.graded and c.key not in lab.focus)]
 
 
 def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False) -> Job:

@@ -1,7 +1,10 @@
 """`labs check`: a lab is sound when, graded the way `labs grade` grades (sandbox, probes, trusted
 comparison), its source earns full marks, its nbgrader release zero, and each plausible wrong
-solution loses points on its own exercise while each other correct solution earns them all; and it is big enough to measure something (a
-``Standard``: graded exercises, points, wrong solutions per exercise)."""
+solution loses points on its own exercise while each other correct solution earns them all; and it is big
+enough to measure something (a ``Standard``: graded exercises, points, wrong solutions per exercise).
+
+A wrong or right solution's run ends after its exercise's test cells (what follows cannot change what they
+saw); the source cut after each exercise must still earn it, or a probe depends on later cells."""
 
 from __future__ import annotations
 
@@ -85,8 +88,8 @@ class Version:
 
     name: str
     nb: nbformat.NotebookNode
-    expectation: str  # full | zero | loses | earns
-    exercise: tuple[str, ...] = ()  # test cells judged for "loses"/"earns" (the replaced solution's exercise)
+    expectation: str  # full | zero | loses | earns | cut (the source, run only up to one exercise: full marks on it)
+    exercise: tuple[str, ...] = ()  # test cells run and judged (the replaced solution's exercise); all when empty
 
 
 def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
@@ -146,6 +149,8 @@ def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Pa
     """Source, nbgrader's release, and each wrong (and other right) solution that belongs to this lab."""
     found = [Version("source (with solutions)", lab.source, "full"), Version("release (blank)", release, "zero")]
     groups = exercise_tests(lab.source)
+    found += [Version(f"source cut after exercise {grade_id}", lab.source, "cut", tuple(tests))
+              for grade_id, tests in groups.items() if tests and code_after(lab.source, tests[-1])]
     for kind, expectation, files in (("wrong", "loses", wrong), ("right", "earns", right)):
         for grade_id, path in files:
             if grade_id in groups:
@@ -155,17 +160,27 @@ def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Pa
     return found
 
 
+def code_after(nb: nbformat.NotebookNode, grade_id: str) -> bool:
+    """Whether a code cell follows the graded cell ``grade_id`` (a run cut after it leaves something out)."""
+    ids = [nbgrader_meta(c).get("grade_id") for c in nb.cells]
+    return grade_id in ids and any(c.cell_type == "code" for c in nb.cells[ids.index(grade_id) + 1:])
+
+
+SHORT_NOTES = {"earns": "a correct solution lost points (a probe too strict): ",
+               "cut": "its probe depends on cells after the exercise (the wrong solutions' runs end there): "}
+
+
 def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Verdict:
     """Whether a version earned what it should have."""
-    if version.expectation in ("loses", "earns"):
+    if version.exercise:
         cells = [c for c in cells if c.grade_id in version.exercise]
     verdict = Verdict(lab, version.name, version.expectation, cells, ok=False)
     if not cells:
         verdict.note = error or "no graded cells found"
-    elif version.expectation in ("full", "earns"):
+    elif version.expectation in ("full", "earns", "cut"):
         short = [c for c in cells if c.score < c.points]
         verdict.ok = not short and not error
-        strict = "a correct solution lost points (a probe too strict): " if version.expectation == "earns" else ""
+        strict = SHORT_NOTES.get(version.expectation, "")
         verdict.note = error or (f"{strict}below full marks: {', '.join(c.grade_id for c in short)} ({_why(short[0])})"
                                  if short else "")
     elif version.expectation == "zero":

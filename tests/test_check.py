@@ -173,3 +173,17 @@ def test_other_right_solutions_must_earn_full_marks(tmp_path: Path):
     assert result.returncode == 1, result.stdout
     assert "scale__rounds.py (its exercise): a correct solution lost points (a probe too strict)" in \
         " ".join(result.stdout.split())
+
+
+def test_a_probe_that_needs_a_later_exercise_fails_the_cut_source(tmp_path: Path):
+    """Wrong solutions run only up to their exercise; the source cut there must still earn it, so a probe
+    that uses something defined later is reported (its wrong solutions' verdicts would mean nothing)."""
+    course, wrong = _fixture_copy(tmp_path)
+    probes = course / "fx_basic" / "probes" / "lab_basic.py"
+    probes.write_text(probes.read_text().replace('cases.append([ns["scale"](x, factor), x])',
+                                                 'cases.append([ns["scale"](x, factor), ns["relu_grad"](x)])'))
+    code, out = _check(course, wrong, tmp_path / "b")
+    assert code == 1, out
+    assert "source cut after exercise scale" in out, out
+    assert "its probe depends on cells after the exercise" in out, out
+    assert "source cut after exercise relu_grad" not in out  # nothing follows the last exercise

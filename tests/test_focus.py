@@ -1,4 +1,4 @@
-"""A self-check of one exercise runs and scores only that exercise's test cells and probes."""
+"""A self-check of one exercise runs and scores only that exercise's test cells and probes, and stops after them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tests.conftest import FIXTURES
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
 
 
-def test_a_focused_lab_runs_only_its_test_cells_and_probes() -> None:
+def test_a_focused_lab_runs_only_its_test_cells_and_probes_and_nothing_after() -> None:
     lab = load_lab(LAB)
     everything = job_for(lab, reference_cells(lab.source), salt=1)
     tests = [t.grade_id for t in lab.tests]
@@ -19,7 +19,8 @@ def test_a_focused_lab_runs_only_its_test_cells_and_probes() -> None:
     job = job_for(one, reference_cells(lab.source), salt=1)
     graded = [c.key for c in job.cells if c.graded]
     assert graded == tests[:1]
-    assert [c.key for c in everything.cells if not c.graded] == [c.key for c in job.cells if not c.graded]
+    first_test = next(i for i, c in enumerate(everything.cells) if c.key == tests[0])
+    assert [c.key for c in job.cells] == [c.key for c in everything.cells[:first_test + 1]]  # nothing after it
     assert job.probes_only == tests[:1] and everything.probes_only == []
     assert [t.grade_id for t in one.tests] == tests[:1] and set(one.probes) == {tests[0]}
 

@@ -109,8 +109,8 @@ evidence = "not stopped"
 '''
 
 
-def _run_alone(tmp_path, code: str, limits: Limits):
-    worker = Worker(0, limits, threads=1, log=tmp_path / "worker.log")
+def _run_alone(tmp_path, code: str, limits: Limits, warm: tuple[str, ...] = ()):
+    worker = Worker(0, limits, threads=1, log=tmp_path / "worker.log", warm=warm)
     try:
         outcome = worker.run(Job([Cell("c", code)], PROBE, "spy.py", salt=1))
         return worker.limit_note, outcome
@@ -148,6 +148,7 @@ from labutils.launch import launch
 
 polled = []
 fork_rank = labutils.launch.launcher.fork_rank
+factory = labutils.launch.zygote._Factory.zygote  # forked by the job before this cell, when warm
 
 
 def fork_and_poll(*args, **kwargs):
@@ -166,21 +167,25 @@ def rank_sum(x):
 
 
 sums = [launch(rank_sum, world, torch.ones(2), timeout=90)[-1].tolist() for world in (2, 3, 4, 4, 3, 2, 4, 3)]
-evidence = {"sums": sums, "polled": polled}
+evidence = {"sums": sums, "polled": polled, "factory": type(factory.proc).__name__ if factory else None}
 '''
 
 
 def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
-    """Eight launches of 2-4 ranks inside one job: every rank's result arrives (none reported vanished).
+    """Eight launches of 2-4 ranks inside one job: every rank's result arrives (none reported vanished),
+    whether the ranks' zygote starts cold (python -m zygote.server) or is forked by the job.
 
     The job's pid namespace cannot always mount its own /proc (not under a container's masked one),
     so /proc numbers other processes; the launcher must not look ranks up there.
     """
-    _, outcome = _run_alone(tmp_path, RANKS, Limits(wall_seconds=240, processes=256))
-    assert outcome.status == "ok", (outcome.status, outcome.output_tail)
-    evidence = outcome.result["probes"]["evidence"]["value"]
-    assert evidence["sums"] == [[w * (w + 1) / 2] * 2 for w in (2, 3, 4, 4, 3, 2, 4, 3)], evidence
-    assert -9 not in evidence["polled"], evidence["polled"]  # polled at once: running (None), never "vanished"
+    for warm, factory in (((), None), (("labutils.launch",), "ServerProcess")):
+        _, outcome = _run_alone(tmp_path, RANKS, Limits(wall_seconds=240, processes=256), warm)
+        assert outcome.status == "ok", (outcome.status, outcome.output_tail)
+        evidence = outcome.result["probes"]["evidence"]["value"]
+        assert evidence["sums"] == [[w * (w + 1) / 2] * 2 for w in (2, 3, 4, 4, 3, 2, 4, 3)], evidence
+        assert -9 not in evidence["polled"], evidence["polled"]  # polled at once: running (None), never "vanished"
+        # a lab that imports labutils.launch: its job forks the ranks' zygote from itself, before any cell
+        assert evidence["factory"] == factory, (warm, evidence["factory"])
 
 
 def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(tmp_path, monkeypatch: pytest.MonkeyPatch):

@@ -235,3 +235,45 @@ def test_preload_waits_for_a_thread_that_ends_a_moment_later(tmp_path: Path):
             "print(preload(['brief_thread_mod']), fork_hazard())\n")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] None"
+
+
+FORKED_HERE = """
+import json, sys, threading, time
+from pathlib import Path
+from zygote.client import Zygote
+from zygote.server import ForkRefused, preload
+
+tmp = Path(sys.argv[1])
+env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(tmp / "pkg"), "OMP_NUM_THREADS": "1"}
+sys.path.insert(0, str(tmp / "pkg"))
+preload(["torch", "numpy"])
+zygote = Zygote.forked("child_target:main", ["torch", "numpy"], env, folder=tmp / "z")
+children = [zygote.fork({"argv": [str(code)], "env": env, "cwd": str(tmp), "stdout": str(tmp / f"{k}.out")})
+            for k, code in enumerate((0, 3, 0))]
+codes = [child.wait(60) for child in children]
+zygote.stop()
+threading.Thread(target=time.sleep, args=(5,), daemon=True).start()
+try:
+    Zygote.forked("child_target:main", [], env, folder=tmp / "z2")
+    refused = ""
+except ForkRefused as err:
+    refused = str(err)
+print(json.dumps({"codes": codes, "server_exit": zygote.proc.returncode, "refused": refused,
+                  "draws": [(tmp / f"{k}.out").read_text().split() for k in range(3)]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_zygote_forked_from_a_warm_process_serves_like_a_started_one(tmp_path: Path):
+    """Zygote.forked (a sandbox job forks the ranks' zygote from itself): children, exit codes and random
+    state as with Zygote.start; it exits when stopped; a threaded process is refused."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "child_target.py").write_text(CHILD)
+    proc = subprocess.run([sys.executable, "-c", FORKED_HERE, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout)
+    assert found["codes"] == [0, 3, 0] and found["server_exit"] == 0, found
+    for source in range(3):
+        assert len({d[source] for d in found["draws"]}) == 3, found["draws"]
+    assert found["refused"].startswith("2 threads running"), found["refused"]

@@ -33,6 +33,16 @@ def reseed() -> None:
         numpy_random.seed()
 
 
+def close_all_but(keep: set[int]) -> None:
+    """Close every inherited descriptor not in ``keep`` (other jobs' pipes, the parent's streams)."""
+    edges = sorted(k for k in keep if k >= 0)
+    low = 0
+    for fd in [*edges, 65536]:
+        if low < fd:  # closerange(n, n) would close everything: it becomes close_range(n, n - 1)
+            os.closerange(low, fd)
+        low = fd + 1
+
+
 def _point_stdio(stdout: str | None, stderr: str | None) -> None:
     """stdin from /dev/null; fds 1 and 2 appended to the given files (fd 1 defaults to fd 2)."""
     devnull = os.open(os.devnull, os.O_RDONLY)

@@ -109,6 +109,41 @@ def request_child(socket_path: str, request: dict[str, Any], timeout: float = 12
     return int(reply["pid"])
 
 
+class ServerProcess:
+    """The ``subprocess.Popen``-like handle of a zygote forked from this process (its parent)."""
+
+    def __init__(self, pid: int, stdin_fd: int) -> None:
+        self.pid = pid
+        self.stdin = os.fdopen(stdin_fd, "wb")
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        """Its exit code once it ended, else None."""
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: it is gone
+                self.returncode = -9
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for it to end (raises ``subprocess.TimeoutExpired``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"zygote pid {self.pid}", timeout or 0)
+            time.sleep(0.02)
+        return self.returncode  # type: ignore[return-value]
+
+    def kill(self) -> None:
+        """SIGKILL it."""
+        with suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
 class Zygote:
     """A zygote process serving a listening socket in a private folder, started with :meth:`start`.
 
@@ -116,7 +151,7 @@ class Zygote:
     the zygote exits when :meth:`stop` closes its stdin (or this process dies).
     """
 
-    def __init__(self, folder: Path, proc: subprocess.Popen) -> None:
+    def __init__(self, folder: Path, proc: subprocess.Popen | ServerProcess) -> None:
         self.folder = folder
         self.proc = proc
 
@@ -145,6 +180,28 @@ class Zygote:
         finally:
             listener.close()  # the zygote holds the only copy: if it dies, requests fail at once
         return cls(folder, proc)
+
+    @classmethod
+    def forked(cls, target: str, preload: Sequence[str], env: dict[str, str], *, folder: Path | None = None,
+               name: str = "zygote") -> Zygote:
+        """Like :meth:`start`, but forked from this process (:func:`zygote.server.fork_server`): no
+        interpreter start-up, and only what this process has not imported yet to import. Raises
+        :class:`zygote.server.ForkRefused` where this process may not fork."""
+        from zygote.server import fork_server
+
+        folder = Path(folder or tempfile.mkdtemp(prefix="zygote-"))
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(folder / "socket"))
+            listener.listen(64)
+            pid, stdin_fd = fork_server(listener, target, preload, env, name)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        finally:
+            listener.close()
+        return cls(folder, ServerProcess(pid, stdin_fd))
 
     def alive(self) -> bool:
         """Whether the zygote process still runs."""

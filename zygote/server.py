@@ -261,6 +261,48 @@ def serve(listener: socket.socket, target: Target) -> None:
                 _answer(conn, target, reaper, (listener.fileno(), wake_r, wake_w))
 
 
+def fork_server(listener: socket.socket, target: str, names: Iterable[str], env: dict[str, str],
+                name: str = "zygote") -> tuple[int, int]:
+    """Fork a zygote from this process, serving ``listener`` like ``python -m zygote.server`` would:
+    (its pid, the write end of its stdin; it exits when that closes).
+
+    For a process that is itself a fresh fork of a warm one (a grading job before its first cell): the
+    zygote then starts without an interpreter's start-up and imports. Raises :class:`ForkRefused`
+    where forking this process is not safe (start one with ``python -m zygote.server`` instead).
+    """
+    stdin_r, stdin_w = os.pipe()
+    try:
+        pid = fork_checked()
+    except BaseException:
+        os.close(stdin_r)
+        os.close(stdin_w)
+        raise
+    if pid == 0:
+        _become_server(listener, stdin_r, target, names, env, name)
+    os.close(stdin_r)
+    return pid, stdin_w
+
+
+def _become_server(listener: socket.socket, stdin_r: int, target: str, names: Iterable[str], env: dict[str, str],
+                   name: str) -> None:
+    """In a child of :func:`fork_server`: a session of its own, nothing of the parent's descriptors, serve."""
+    code = 0
+    try:
+        os.setsid()
+        os.dup2(stdin_r, 0)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        child.close_all_but({0, 1, 2, listener.fileno()})
+        os.environ.clear()
+        os.environ.update(env)
+        preload(names)
+        serve(listener, resolve(target))
+    except BaseException as err:  # noqa: BLE001 (say why in one line; clients start their children cold)
+        os.write(2, f"{name} could not start: {type(err).__name__}: {err}\n".encode())
+        code = 1
+    os._exit(code)
+
+
 def resolve(spec: str) -> Target:
     """``"package.module:function"`` as the function."""
     module, _, name = spec.partition(":")

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from graders.sandbox import jail
-from zygote.child import reseed
+from zygote.child import close_all_but, reseed
 from zygote.frames import frame, read_frame, write_all, write_frame
 from zygote.server import fork_checked, preload
 
@@ -48,6 +48,10 @@ STARTS_THREADS = ("onnxruntime",)
 def warm_up(extra: list[str]) -> list[str]:
     """Import what every job needs, and ``extra`` (what the labs import); return what failed."""
     wanted = [m for m in [*WARM_MODULES, *extra] if m.split(".")[0] not in STARTS_THREADS]
+    if any(m.startswith("labutils.launch") for m in wanted):  # what the ranks' zygote, forked per job, imports
+        from labutils.launch.zygote import PRELOAD as RANK_MODULES
+
+        wanted += RANK_MODULES
     failed = preload(wanted, required=False)
     if "torch.testing" in extra:
         import torch
@@ -109,6 +113,11 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     os.dup2(pipes["output"], 2)
     reseed()  # a job's random state is its own, not the zygote's
     torch.set_num_threads(int(spec["env"].get("OMP_NUM_THREADS", "1")))
+    if "labutils.launch" in sys.modules:  # the lab launches ranks: fork their zygote while nothing else ran
+        from labutils.launch.launcher import base_env
+        from labutils.launch.zygote import fork_zygote_here
+
+        fork_zygote_here(base_env())
     cells, ns = execute_cells([Cell(**c) for c in spec["cells"]])
     os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
     os.close(pipes["control"])
@@ -122,16 +131,6 @@ def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
     os._exit(0)
 
 
-def _close_all_but(keep: set[int]) -> None:
-    """Close every inherited descriptor not in ``keep`` (other jobs' pipes, the zygote's streams)."""
-    edges = sorted(k for k in keep if k >= 0)
-    low = 0
-    for fd in [*edges, 65536]:
-        if low < fd:  # closerange(n, n) would close everything: it becomes close_range(n, n - 1)
-            os.closerange(low, fd)
-        low = fd + 1
-
-
 def _serve(out: int) -> None:
     """The zygote's child: read one job, jail itself, run the job in a grandchild, answer the grader."""
     try:
@@ -140,7 +139,7 @@ def _serve(out: int) -> None:
             os._exit(EXIT_NO_MORE_JOBS)
         spec = json.loads(frame)
         pairs = {name: os.pipe() for name in ("output", "control", "result", "probes")}
-        _close_all_but({0, out, 2, *(fd for pair in pairs.values() for fd in pair)})
+        close_all_but({0, out, 2, *(fd for pair in pairs.values() for fd in pair)})
         os.setsid()
         notes: list[str] = []
         _step(notes, "separate uid", lambda: jail.drop_to_uid(spec["uid"]))
@@ -148,7 +147,7 @@ def _serve(out: int) -> None:
         started = time.monotonic()
         pid = fork_checked()
         if pid == 0:
-            _close_all_but({2, pairs["output"][1], pairs["control"][1], pairs["result"][1], pairs["probes"][0]})
+            close_all_but({2, pairs["output"][1], pairs["control"][1], pairs["result"][1], pairs["probes"][0]})
             _job_process(spec, {"output": pairs["output"][1], "control": pairs["control"][1],
                                 "result": pairs["result"][1], "probes": pairs["probes"][0]}, notes)
         for name in ("output", "control", "result"):

@@ -21,11 +21,14 @@ from pathlib import Path
 
 from labutils.launch.procs import KERNEL_PID_ENV
 from zygote.client import ForkedChild, Zygote
+from zygote.server import ForkRefused
 
 PRELOAD = ("torch", "torch.nn", "torch.distributed", "torch.nn.parallel", "torch.utils.data", "torch._dynamo",
            "torch.distributed.fsdp", "torch.distributed.tensor",
-           "torch.distributed.algorithms.ddp_comm_hooks.default_hooks", "labutils.launch.worker")
+           "torch.distributed.algorithms.ddp_comm_hooks.default_hooks", "labutils.launch.worker",
+           "labutils.digits")  # the course model: ranks of chapter 04 train it (its sklearn import is 1.5 s)
 TARGET = "labutils.launch.worker:main"
+NAME = "labutils.launch: rank zygote"
 ZYGOTE_ENV = "LABUTILS_ZYGOTE"
 
 
@@ -40,18 +43,47 @@ def zygote_pid() -> int | None:
     return zygote.proc.pid if zygote is not None and zygote.alive() else None
 
 
+def _zygote_env(env: dict[str, str]) -> dict[str, str]:
+    """The zygote's own environment: the ranks', less what is per run, single-threaded."""
+    env = {key: value for key, value in env.items() if key not in ("TMPDIR", "LABUTILS_RUN_ID")}
+    env.setdefault(KERNEL_PID_ENV, str(os.getpid()))
+    env.update({ZYGOTE_ENV: "1", "OMP_NUM_THREADS": "1"})
+    return env
+
+
+def _adopt(zygote: Zygote) -> Zygote:
+    if _Factory.zygote is not None:
+        shutil.rmtree(_Factory.zygote.folder, ignore_errors=True)
+    _Factory.zygote = zygote
+    atexit.register(zygote.stop)
+    return zygote
+
+
 def _ensure_started(env: dict[str, str]) -> Zygote:
     """Start the zygote unless one is alive (call with the lock held); does not wait for it."""
     if _Factory.zygote is None or not _Factory.zygote.alive():
-        if _Factory.zygote is not None:
-            shutil.rmtree(_Factory.zygote.folder, ignore_errors=True)
-        env = {key: value for key, value in env.items() if key not in ("TMPDIR", "LABUTILS_RUN_ID")}
-        env.setdefault(KERNEL_PID_ENV, str(os.getpid()))
-        env.update({ZYGOTE_ENV: "1", "OMP_NUM_THREADS": "1"})
         folder = Path(tempfile.mkdtemp(prefix="labutils-zygote-"))
-        _Factory.zygote = Zygote.start(TARGET, PRELOAD, env, folder=folder, name="labutils.launch: rank zygote")
-        atexit.register(_Factory.zygote.stop)
+        _adopt(Zygote.start(TARGET, PRELOAD, _zygote_env(env), folder=folder, name=NAME))
     return _Factory.zygote
+
+
+def fork_zygote_here(env: dict[str, str]) -> bool:
+    """Fork the zygote from this process now, if that is safe; whether it runs.
+
+    For a process that is itself a fresh fork of a warm one, before any code of its own ran (a grading
+    job before its first cell, :mod:`graders.sandbox.zygote`): ranks then cost no interpreter start-up.
+    Where this process may not fork (threads, CUDA) nothing happens: the first launch starts one cold.
+    """
+    with _Factory.lock:
+        if _Factory.zygote is not None and _Factory.zygote.alive():
+            return True
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="labutils-zygote-"))
+            _adopt(Zygote.forked(TARGET, PRELOAD, _zygote_env(env), folder=folder, name=NAME))
+        except ForkRefused:
+            shutil.rmtree(folder, ignore_errors=True)
+            return False
+        return True
 
 
 def start_zygote(env: dict[str, str]) -> None:
