@@ -225,18 +225,28 @@ def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: Solution
         return list(running.map(grade, todo))
 
 
-def check_chapter(pool: Pool, chapter_dir: Path, build_root: Path, folders: SolutionFolders, jobs: int,
+def releases_of(chapter_dirs: list[Path], build_root: Path) -> dict[Path, Path | str]:
+    """Each chapter's nbgrader release, or why it could not be made (one line)."""
+    found: dict[Path, Path | str] = {}
+    for folder in chapter_dirs:
+        paths = labs_in(folder)
+        try:
+            found[folder] = release_of(folder, paths, build_root) if paths else f"{folder}: no {LAB_PATTERN} to check"
+        except (RuntimeError, ValueError, OSError, SyntaxError) as err:
+            found[folder] = f"{folder.name}: {err}"
+    return found
+
+
+def check_chapter(pool: Pool, chapter_dir: Path, release: Path | str, folders: SolutionFolders, jobs: int,
                   standard: Standard) -> ChapterCheck:
-    """Self-check every lab of one chapter through the sandboxed grading path."""
+    """Self-check every lab of one chapter (``release``: its nbgrader release, or why there is none)."""
     result = ChapterCheck(chapter_dir.name)
-    paths = labs_in(chapter_dir)
-    if not paths:
-        result.error = f"{chapter_dir}: no {LAB_PATTERN} to check"
+    if isinstance(release, str):
+        result.error = release
         return result
     try:
-        release = release_of(chapter_dir, paths, build_root)
         solution_ids: set[str] = set()
-        for path in paths:
+        for path in labs_in(chapter_dir):
             lab = load_lab(path)
             solution_ids |= set(exercise_tests(lab.source))
             result.shortfalls += shortfalls(lab, solution_files(folders.wrong, lab.chapter), standard)
@@ -258,9 +268,11 @@ def check_chapters(chapter_dirs: list[Path], build_root: Path, folders: Solution
     the kernel allows): a quick try while writing probes, or where bwrap is not installed.
     """
     labs = [lab for folder in chapter_dirs for p in labs_in(folder) if (lab := _loadable(p))]
-    pool = Pool(jobs, Limits(), 1, sandbox, build_root / "logs", warm_modules(labs)).ready()
+    pool = Pool(jobs, Limits(), 1, sandbox, build_root / "logs", warm_modules(labs))
     try:
-        return [check_chapter(pool, folder, build_root, folders, jobs, standard) for folder in chapter_dirs]
+        releases = releases_of(chapter_dirs, build_root)  # nbgrader works while the sandboxes warm up
+        pool.ready()
+        return [check_chapter(pool, folder, releases[folder], folders, jobs, standard) for folder in chapter_dirs]
     finally:
         pool.close()
 

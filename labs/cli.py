@@ -203,12 +203,13 @@ def check(
     min_wrong: Annotated[int | None, typer.Option(help="wrong solutions every exercise must have")] = None,
 ) -> None:
     """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
-    from graders.selfcheck import SolutionFolders, Standard, check_chapters
-    from labs.tables import print_chapter_check
-
     folders = _chapters(chapters, course_dir, with_labs=True)
     if jobs < 1:
         fail("--jobs must be at least 1")
+    # torch and nbgrader load only once the arguments are known to be good
+    from graders.selfcheck import SolutionFolders, Standard, check_chapters
+    from labs.tables import print_chapter_check
+
     _quiet_nbgrader()
     if sandbox:
         _isolation_warning()

@@ -17,11 +17,11 @@ import logging
 import os
 import sys
 
-# What a kernel imports before running the first cell: the prelude's torch and labutils (and the course
-# model, whose scikit-learn import is 1.5 s), and what ipykernel loads while starting (its debugger's
-# debugpy is half of that). Not matplotlib: it reads MPLBACKEND at import, which ipykernel sets only in the kernel.
-PRELOAD = ("torch", "labutils", "labutils.digits", "labutils.timing", "ipykernel.kernelapp", "ipykernel.ipkernel",
-           "ipykernel.zmqshell", "ipykernel.debugger", "IPython.core.completer", "IPython.core.completerlib",
+# What a kernel imports before running the first cell: the prelude's torch and labutils, and what
+# ipykernel loads while starting (its debugger's debugpy is half of that). Not matplotlib: it reads
+# MPLBACKEND at import, which ipykernel sets only in the kernel.
+PRELOAD = ("torch", "labutils", "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell",
+           "ipykernel.debugger", "IPython.core.completer", "IPython.core.completerlib",
            "IPython.core.debugger", "IPython.core.oinspect", "IPython.extensions.storemagic",
            "tornado.platform.asyncio", "tornado.queues", "tornado.locks", "sqlite3", "jupyter_client.session")
 TARGET = "labs.run.kernel_child:start_ipykernel"
