@@ -34,7 +34,39 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-class ForkedChild:
+class _Process:
+    """What ``subprocess.Popen`` offers beyond ``poll``: waiting and signals (subclasses: ``pid``, ``poll``)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None:
+        raise NotImplementedError
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the exit code (raises ``subprocess.TimeoutExpired``)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0)
+            time.sleep(0.02)
+        return self.returncode  # type: ignore[return-value]
+
+    def send_signal(self, signum: int) -> None:
+        """Signal the process."""
+        with suppress(ProcessLookupError):
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        """SIGKILL it."""
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        """SIGTERM it."""
+        self.send_signal(signal.SIGTERM)
+
+
+class ForkedChild(_Process):
     """A child forked by a zygote, with the part of the ``subprocess.Popen`` API launchers use.
 
     ``server_alive`` says whether the zygote still runs: once it is gone, a child without an exit
@@ -64,28 +96,6 @@ class ForkedChild:
                 self.returncode = -9 if code is None else code
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait for the exit code (raises ``subprocess.TimeoutExpired``)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(f"forked child pid {self.pid}", timeout or 0)
-            time.sleep(0.02)
-        return self.returncode  # type: ignore[return-value]
-
-    def send_signal(self, signum: int) -> None:
-        """Signal the child process."""
-        with suppress(ProcessLookupError):
-            os.kill(self.pid, signum)
-
-    def kill(self) -> None:
-        """SIGKILL the child."""
-        self.send_signal(signal.SIGKILL)
-
-    def terminate(self) -> None:
-        """SIGTERM the child."""
-        self.send_signal(signal.SIGTERM)
-
 
 def request_child(socket_path: str, request: dict[str, Any], timeout: float = 120.0) -> int:
     """Ask the zygote listening on ``socket_path`` to fork a child; its pid.
@@ -109,7 +119,7 @@ def request_child(socket_path: str, request: dict[str, Any], timeout: float = 12
     return int(reply["pid"])
 
 
-class ServerProcess:
+class ServerProcess(_Process):
     """The ``subprocess.Popen``-like handle of a zygote forked from this process (its parent)."""
 
     def __init__(self, pid: int, stdin_fd: int) -> None:
@@ -128,20 +138,6 @@ class ServerProcess:
                 if pid:
                     self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait for it to end (raises ``subprocess.TimeoutExpired``)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while self.poll() is None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise subprocess.TimeoutExpired(f"zygote pid {self.pid}", timeout or 0)
-            time.sleep(0.02)
-        return self.returncode  # type: ignore[return-value]
-
-    def kill(self) -> None:
-        """SIGKILL it."""
-        with suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
 
 
 class Zygote:
@@ -164,22 +160,14 @@ class Zygote:
     def start(cls, target: str, preload: Sequence[str], env: dict[str, str], *, folder: Path | None = None,
               name: str = "zygote", stderr: int | IO[Any] | None = None) -> Zygote:
         """Start ``python -m zygote.server`` whose children call ``target`` (``module:function``)."""
-        folder = Path(folder or tempfile.mkdtemp(prefix="zygote-"))
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(str(folder / "socket"))
-            listener.listen(64)
+
+        def spawn(listener: socket.socket) -> subprocess.Popen:
             command = [sys.executable, "-m", "zygote.server", "--fd", str(listener.fileno()), "--target", target,
                        "--name", name, "--preload", *preload]
-            proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
+            return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
                                     env=env, pass_fds=(listener.fileno(),), start_new_session=True)
-        except BaseException:
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
-        finally:
-            listener.close()  # the zygote holds the only copy: if it dies, requests fail at once
-        return cls(folder, proc)
+
+        return cls._serving(folder, spawn)
 
     @classmethod
     def forked(cls, target: str, preload: Sequence[str], env: dict[str, str], *, folder: Path | None = None,
@@ -189,19 +177,24 @@ class Zygote:
         :class:`zygote.server.ForkRefused` where this process may not fork."""
         from zygote.server import fork_server
 
+        return cls._serving(folder, lambda listener: ServerProcess(*fork_server(listener, target, preload, env, name)))
+
+    @classmethod
+    def _serving(cls, folder: Path | None, launch: Callable[[socket.socket], subprocess.Popen | ServerProcess]) -> Zygote:
+        """A private folder and a listening socket in it, handed to the zygote ``launch`` starts."""
         folder = Path(folder or tempfile.mkdtemp(prefix="zygote-"))
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             listener.bind(str(folder / "socket"))
             listener.listen(64)
-            pid, stdin_fd = fork_server(listener, target, preload, env, name)
+            proc = launch(listener)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
         finally:
-            listener.close()
-        return cls(folder, ServerProcess(pid, stdin_fd))
+            listener.close()  # the zygote holds the only copy: if it dies, requests fail at once
+        return cls(folder, proc)
 
     def alive(self) -> bool:
         """Whether the zygote process still runs."""

@@ -188,18 +188,23 @@ def write_if_claimed(path: str, text: str) -> None:
 REQUIRED = {"argv", "env", "cwd", "exit"}
 
 
+def _fork_with_pipe() -> tuple[int, int, int]:
+    """A new pipe, then :func:`fork_checked`: (pid, read end, write end); no pipe is left when it refuses."""
+    read_end, write_end = os.pipe()
+    try:
+        return fork_checked(), read_end, write_end
+    except BaseException:
+        os.close(read_end)
+        os.close(write_end)
+        raise
+
+
 def _fork_child(request: frames.Message, target: Target, reaper: Reaper, inherited: tuple[int, ...]) -> int:
     """Fork a child for ``request``; its pid, once it has its own session."""
     missing = REQUIRED - request.keys()
     if missing:
         raise KeyError(f"request lacks {sorted(missing)}")
-    started_r, started_w = os.pipe()
-    try:
-        pid = fork_checked()
-    except BaseException:
-        os.close(started_r)
-        os.close(started_w)
-        raise
+    pid, started_r, started_w = _fork_with_pipe()
     if pid == 0:
         child.become(request, target, close_fds=(*inherited, started_r), started_fd=started_w)
     reaper.adopt(pid, request["exit"])
@@ -270,13 +275,7 @@ def fork_server(listener: socket.socket, target: str, names: Iterable[str], env:
     zygote then starts without an interpreter's start-up and imports. Raises :class:`ForkRefused`
     where forking this process is not safe (start one with ``python -m zygote.server`` instead).
     """
-    stdin_r, stdin_w = os.pipe()
-    try:
-        pid = fork_checked()
-    except BaseException:
-        os.close(stdin_r)
-        os.close(stdin_w)
-        raise
+    pid, stdin_r, stdin_w = _fork_with_pipe()
     if pid == 0:
         _become_server(listener, stdin_r, target, names, env, name)
     os.close(stdin_r)
