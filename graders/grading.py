@@ -44,7 +44,8 @@ class Lab:
     probes: dict[str, Probe]
     tests: list[TestCell]
     exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
-    focus: tuple[str, ...] = ()  # only these test cells run and are scored, nothing after them (a self-check of one exercise)
+    focus: tuple[str, ...] = ()  # only these test cells run and are scored (a self-check of one exercise)
+    cut: bool = True  # with a focus: nothing after its last test cell runs either (graders.cuts)
 
 
 @dataclass
@@ -139,11 +140,12 @@ def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def focused(lab: Lab, grade_ids: Iterable[str]) -> Lab:
-    """``lab`` narrowed to the test cells ``grade_ids``: the others neither run nor score."""
+def focused(lab: Lab, grade_ids: Iterable[str], cut: bool = True) -> Lab:
+    """``lab`` narrowed to the test cells ``grade_ids``: the others neither run nor score (``cut``: nor
+    does anything after the last of them)."""
     keep = tuple(grade_ids)
     return replace(lab, tests=[t for t in lab.tests if t.grade_id in keep],
-                   probes={g: p for g, p in lab.probes.items() if g in keep}, focus=keep)
+                   probes={g: p for g, p in lab.probes.items() if g in keep}, focus=keep, cut=cut)
 
 
 def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
@@ -153,6 +155,7 @@ def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
     if not lab.focus:
         return cells
     last = max((i for i, c in enumerate(cells) if c.graded and c.key in lab.focus), default=len(cells) - 1)
+    last = last if lab.cut else len(cells) - 1
     return [c for c in cells[:last + 1] if not (c.graded and c.key not in lab.focus)]
 
 

@@ -18,6 +18,7 @@ import nbformat
 
 from graders import nbgrader_course as course
 from graders.coursedir import LAB_PATTERN, labs_in, nbgrader_meta, solution_files
+from graders.cuts import code_after, may_cut
 from graders.grading import (
     CellGrade,
     Lab,
@@ -90,6 +91,7 @@ class Version:
     nb: nbformat.NotebookNode
     expectation: str  # full | zero | loses | earns | cut (the source, run only up to one exercise: full marks on it)
     exercise: tuple[str, ...] = ()  # test cells run and judged (the replaced solution's exercise); all when empty
+    cut: bool = True  # with an exercise: the run ends after its last test cell (graders.cuts)
 
 
 def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
@@ -154,16 +156,11 @@ def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Pa
     for kind, expectation, files in (("wrong", "loses", wrong), ("right", "earns", right)):
         for grade_id, path in files:
             if grade_id in groups:
-                nb = with_solution_replaced(lab.source, grade_id, path.read_text(encoding="utf-8"))
-                found.append(Version(f"{kind} solution {path.name} (its exercise)", nb, expectation,
-                                     tuple(groups[grade_id])))
+                code, tests = path.read_text(encoding="utf-8"), groups[grade_id]
+                nb = with_solution_replaced(lab.source, grade_id, code)
+                found.append(Version(f"{kind} solution {path.name} (its exercise)", nb, expectation, tuple(tests),
+                                     cut=bool(tests) and may_cut(lab.source, tests[-1], code)))
     return found
-
-
-def code_after(nb: nbformat.NotebookNode, grade_id: str) -> bool:
-    """Whether a code cell follows the graded cell ``grade_id`` (a run cut after it leaves something out)."""
-    ids = [nbgrader_meta(c).get("grade_id") for c in nb.cells]
-    return grade_id in ids and any(c.cell_type == "code" for c in nb.cells[ids.index(grade_id) + 1:])
 
 
 SHORT_NOTES = {"earns": "a correct solution lost points (a probe too strict): ",
@@ -216,7 +213,7 @@ def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: Solution
                     solution_files(folders.right, lab.chapter) if folders.right else [])
 
     def grade(version: Version) -> Verdict:
-        graded_lab = focused(lab, version.exercise) if version.exercise else lab
+        graded_lab = focused(lab, version.exercise, version.cut) if version.exercise else lab
         graded = grade_one(pool, graded_lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb),
                            reference, salt)
         return judge(path.name, version, graded.cells, graded.error)

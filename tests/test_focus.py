@@ -31,3 +31,22 @@ def test_run_probes_runs_only_the_probes_it_is_asked_for() -> None:
               "@probe('b')\ndef b(ns, draw):\n    '''b'''\n    raise AssertionError('must not run')\n")
     assert run_probes(source, "p.py", {}, 0, only=["a"]) == {"a": {"value": 1}}
     assert set(run_probes(source, "p.py", {}, 0)) == {"a", "b"}
+
+
+def test_a_solution_that_binds_a_name_a_later_cell_binds_runs_to_the_end(tmp_path) -> None:
+    """In the whole notebook the later cell's definition is what the probe would call: no cut then."""
+    from graders.cuts import bound_names
+    from graders.selfcheck import versions
+
+    lab = load_lab(LAB)
+    wrong = tmp_path / "fx_basic"
+    wrong.mkdir()
+    (wrong / "scale__alone.py").write_text("def scale(t, factor):\n    return t\n")
+    (wrong / "scale__and_relu_grad.py").write_text("def scale(t, factor):\n    return t\n\n"
+                                                   "def relu_grad(x):\n    return x\n")
+    (wrong / "scale__magic.py").write_text("%time 1\ndef scale(t, factor):\n    return t\n")
+    files = [("scale", p) for p in sorted(wrong.glob("*.py"))]
+    cut = {v.name.split()[2]: v.cut for v in versions(lab, lab.source, files) if v.name.startswith("wrong")}
+    assert cut == {"scale__alone.py": True, "scale__and_relu_grad.py": False, "scale__magic.py": False}
+    assert bound_names("import torch.nn as nn\nfrom a import b as c\nfor i, (j, k) in x: pass\nclass K: y = 1\n") \
+        == {"nn", "c", "i", "j", "k", "K"}
