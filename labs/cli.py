@@ -410,11 +410,12 @@ def lab(
     build: ReleaseBuildOpt = Path("build/nbgrader"),
 ) -> None:
     """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
-    from labs.lab import listening, start_jupyterlab
+    from labs.lab import forward_stop_signals, listening, start_jupyterlab
 
     release(None, course_dir, build, workspace)
     token = token or secrets.token_hex(16)
     server = start_jupyterlab(workspace, port, token, open_browser, build.resolve())
+    forward_stop_signals(server)
     try:
         if listening(server, port):
             console.print(f"JupyterLab: http://127.0.0.1:{port}/lab?token={token}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +46,13 @@ def start_jupyterlab(workspace: Path, port: int, token: str, open_browser: bool,
     config_path = os.pathsep.join(filter(None, [str(student_page_config(build)), os.environ.get("JUPYTER_CONFIG_PATH")]))
     return subprocess.Popen(jupyterlab_command(workspace, port, token, open_browser),
                             env=os.environ | {"JUPYTER_CONFIG_PATH": config_path})
+
+
+def forward_stop_signals(server: subprocess.Popen) -> None:
+    """SIGTERM and SIGHUP to this process go to JupyterLab as well, which then shuts down (its kernels
+    with it) and this process ends when it does; without this, stopping `labs lab` left it running."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda received, _frame: server.send_signal(received))
 
 
 def listening(server: subprocess.Popen, port: int, timeout: float = 120) -> bool:

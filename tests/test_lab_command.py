@@ -1,4 +1,5 @@
-"""`labs lab`: the URL is printed once the server answers, and students get no instructor panels."""
+"""`labs lab`: the URL is printed once the server answers, students get no instructor panels, and
+stopping it (SIGTERM) stops JupyterLab too."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.conftest import BIN, FIXTURES, labs_env
@@ -48,5 +50,8 @@ def test_url_printed_once_listening_and_instructor_plugins_disabled(tmp_path: Pa
             assert plugin in disabled, (plugin, disabled)
         assert "@jupyter/nbgrader:assignment-list" not in disabled
     finally:
+        server = psutil.Process(process.pid).children(recursive=True)
         process.terminate()
         process.wait(timeout=60)
+    assert [p.pid for p in server if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == [], \
+        "stopping labs lab left JupyterLab running"
