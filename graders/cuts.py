@@ -15,6 +15,8 @@ import nbformat
 
 from graders.coursedir import nbgrader_meta
 
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
 
 def bound_names(source: str) -> set[str] | None:
     """Names a cell binds at its top level (defs, classes, assignments, imports, loop and with targets);
@@ -25,8 +27,11 @@ def bound_names(source: str) -> set[str] | None:
         return None
     names: set[str] = set()
     for node in tree.body:
-        for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [node]:
-            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, DEFINITIONS):  # what its body binds is its own
+            names.add(node.name)
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, DEFINITIONS):
                 names.add(sub.name)
             elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
                 names.add(sub.id)

@@ -154,9 +154,10 @@ def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
     That its probe sees nothing later either is checked on the source (:mod:`graders.selfcheck`)."""
     if not lab.focus:
         return cells
-    last = max((i for i, c in enumerate(cells) if c.graded and c.key in lab.focus), default=len(cells) - 1)
-    last = last if lab.cut else len(cells) - 1
-    return [c for c in cells[:last + 1] if not (c.graded and c.key not in lab.focus)]
+    kept = [c for c in cells if not (c.graded and c.key not in lab.focus)]
+    if lab.cut:
+        kept = kept[:max((i + 1 for i, c in enumerate(kept) if c.graded), default=len(kept))]
+    return kept
 
 
 def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False) -> Job:

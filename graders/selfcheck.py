@@ -169,7 +169,7 @@ SHORT_NOTES = {"earns": "a correct solution lost points (a probe too strict): ",
 
 def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Verdict:
     """Whether a version earned what it should have."""
-    if version.exercise:
+    if version.expectation in ("loses", "earns", "cut"):
         cells = [c for c in cells if c.grade_id in version.exercise]
     verdict = Verdict(lab, version.name, version.expectation, cells, ok=False)
     if not cells:

@@ -220,16 +220,17 @@ def test_a_supervisor_that_never_answers_costs_the_grader_its_wall_limit_not_for
     from graders.sandbox import watchdog
 
     monkeypatch.setattr(watchdog, "WALL_GRACE", 1.0)
-    worker = Worker(0, Limits(wall_seconds=2), threads=1, log=tmp_path / "worker.log")
+    worker = Worker(0, Limits(wall_seconds=5), threads=1, log=tmp_path / "worker.log")
     worker.start()
     stopped: list[int] = []
 
     def stop_the_supervisor() -> None:
+        """Stop the supervisor while its job runs (one with a job process), never an idle next one."""
         for _ in range(200):
-            supervisors = psutil.Process(worker.zygote).children()
-            if supervisors:
-                supervisors[0].send_signal(signal.SIGSTOP)
-                stopped.append(supervisors[0].pid)
+            running = [p for p in psutil.Process(worker.zygote).children() if p.children()]
+            if running:
+                running[0].send_signal(signal.SIGSTOP)
+                stopped.append(running[0].pid)
                 return
             time.sleep(0.02)
 

@@ -48,11 +48,11 @@ STARTS_THREADS = ("onnxruntime",)
 def warm_up(extra: list[str]) -> list[str]:
     """Import what every job needs, and ``extra`` (what the labs import); return what failed."""
     wanted = [m for m in [*WARM_MODULES, *extra] if m.split(".")[0] not in STARTS_THREADS]
-    if any(m.startswith("labutils.launch") for m in wanted):  # what the ranks' zygote, forked per job, imports
+    failed = preload(wanted, required=False)
+    if "labutils.launch" in sys.modules:  # the labs launch ranks: what their zygote, forked per job, imports
         from labutils.launch.zygote import PRELOAD as RANK_MODULES
 
-        wanted += RANK_MODULES
-    failed = preload(wanted, required=False)
+        failed += preload(RANK_MODULES, required=False)
     if "torch.testing" in extra:
         import torch
 

@@ -51,6 +51,10 @@ def _zygote_env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def _new_folder() -> Path:
+    return Path(tempfile.mkdtemp(prefix="labutils-zygote-"))
+
+
 def _adopt(zygote: Zygote) -> Zygote:
     if _Factory.zygote is not None:
         shutil.rmtree(_Factory.zygote.folder, ignore_errors=True)
@@ -62,8 +66,7 @@ def _adopt(zygote: Zygote) -> Zygote:
 def _ensure_started(env: dict[str, str]) -> Zygote:
     """Start the zygote unless one is alive (call with the lock held); does not wait for it."""
     if _Factory.zygote is None or not _Factory.zygote.alive():
-        folder = Path(tempfile.mkdtemp(prefix="labutils-zygote-"))
-        _adopt(Zygote.start(TARGET, PRELOAD, _zygote_env(env), folder=folder, name=NAME))
+        _adopt(Zygote.start(TARGET, PRELOAD, _zygote_env(env), folder=_new_folder(), name=NAME))
     return _Factory.zygote
 
 
@@ -78,10 +81,8 @@ def fork_zygote_here(env: dict[str, str]) -> bool:
         if _Factory.zygote is not None and _Factory.zygote.alive():
             return True
         try:
-            folder = Path(tempfile.mkdtemp(prefix="labutils-zygote-"))
-            _adopt(Zygote.forked(TARGET, PRELOAD, _zygote_env(env), folder=folder, name=NAME))
-        except ForkRefused:
-            shutil.rmtree(folder, ignore_errors=True)
+            _adopt(Zygote.forked(TARGET, PRELOAD, _zygote_env(env), folder=_new_folder(), name=NAME))
+        except ForkRefused:  # the folder went with it
             return False
         return True
 
