@@ -19,7 +19,7 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab hub test venv system-deps proxy unit grading notebooks browser selfcheck lint constraints clean
+.PHONY: lab hub test venv system-deps proxy unit grading notebooks browser site selfcheck lint constraints clean
 
 lab: venv
 	$(BIN)/labs lab
@@ -28,7 +28,13 @@ lab: venv
 hub: venv proxy
 	$(BIN)/labs hub
 
-test: venv system-deps lint unit grading notebooks browser selfcheck
+# The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
+# grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
+# follow them, never beside them. `make unit grading ...` runs stages one after another instead.
+LANES ?= grading,unit notebooks,selfcheck,site browser
+
+test: venv system-deps lint
+	$(BIN)/python ci/lanes.py $(LANES)
 	@echo "make test: all passed"
 
 venv: $(VENV)/.installed
@@ -63,7 +69,7 @@ $(PROXY):
 	fi
 
 lint: venv
-	$(BIN)/ruff check labutils graders labs zygote tests benchmarks
+	$(BIN)/ruff check labutils graders labs zygote tests benchmarks ci
 	$(BIN)/labs lint course
 
 unit: venv
@@ -78,10 +84,13 @@ notebooks: venv
 	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html
 
 # The student's path in headless Chromium (skips, saying how to install it, when Chromium is missing),
-# a class on JupyterHub (tests/test_hub.py, marker hub), then every picture of the static site checked.
+# then a class on JupyterHub (tests/test_hub.py, marker hub).
 browser: venv
 	$(BIN)/python -m pytest -q -m "browser and not hub"
 	$(BIN)/python -m pytest -q -m hub
+
+# Every picture of the static course that `make notebooks` wrote, checked in Chromium.
+site: venv
 	$(BIN)/python -m tests.browser.site_check build/report/site/index.html --shots build/report/browser/site
 
 selfcheck: venv

@@ -89,13 +89,13 @@ def first_exercise(nb: nbformat.NotebookNode) -> tuple[int, int]:
     return solution, tests
 
 
-def run_lesson(context, server: LabServer, rel: str) -> list[str]:
+def run_lesson(page, server: LabServer, rel: str) -> list[str]:
     """Open a lesson, set SMOKE = True, Run All Cells; problems found (empty when the lesson is fine)."""
     released = nbformat.read(server.workspace / rel, as_version=4)
     parameters = smoke_parameters(released.cells[0].source)
     if "SMOKE = True" not in parameters:
         return [f"{rel}: no `SMOKE = False` line in the parameters cell"]
-    book = LabNotebook(context, server, rel).open()
+    book = LabNotebook(page.context, server, rel, page).open()
     problems = []
     try:
         book.set_source(0, parameters)
@@ -125,7 +125,7 @@ def run_lesson(context, server: LabServer, rel: str) -> list[str]:
     return problems
 
 
-def solve_first_exercise(context, server: LabServer, rel: str) -> list[str]:
+def solve_first_exercise(page, server: LabServer, rel: str) -> list[str]:
     """Run the visible tests blank (fail), paste the right answer, run it and its tests (pass)."""
     released = nbformat.read(server.workspace / rel, as_version=4)
     solution, tests = first_exercise(released)
@@ -133,7 +133,7 @@ def solve_first_exercise(context, server: LabServer, rel: str) -> list[str]:
     assert "raise NotImplementedError()" in released.cells[solution].source, f"{rel}: {grade_id} is not blank"
     answer = correct_answer(COURSE / rel, grade_id)
     name = rel.replace("/", "__").removesuffix(".ipynb")
-    book = LabNotebook(context, server, rel).open()
+    book = LabNotebook(page.context, server, rel, page).open()
     problems = []
     try:
         book.select(tests)
@@ -177,11 +177,12 @@ def test_student_path_in_jupyterlab(tmp_path: Path):
     problems: list[str] = []
     with lab_server(tmp_path, COURSE) as server, chromium.browser() as instance:
         context = instance.new_context(viewport=chromium.VIEWPORT)
+        page = context.new_page()  # one JupyterLab for the whole path: notebooks open and close in it
         for lesson in lessons:
-            problems += run_lesson(context, server, lesson.relative_to(COURSE).as_posix())
+            problems += run_lesson(page, server, lesson.relative_to(COURSE).as_posix())
         lab_files = sorted(server.workspace.glob("*/lab_*.ipynb"))
         for lab in lab_files:
-            problems += solve_first_exercise(context, server, lab.relative_to(server.workspace).as_posix())
+            problems += solve_first_exercise(page, server, lab.relative_to(server.workspace).as_posix())
         context.close()
     edited = {p: p.read_bytes() for p in [server.workspace / lesson.relative_to(COURSE) for lesson in lessons]
               + lab_files}

@@ -33,6 +33,7 @@ SETTINGS = {
                                                                         "checkForUpdates": False},
 }
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
+MAIN_AREA = "#jp-main-dock-panel"
 INDICATOR = ".jp-NotebookPanel .jp-Notebook-ExecutionIndicator"
 
 # Per code cell: its prompt, and the pictures its outputs hold (decoded <img>, laid-out <svg>).
@@ -154,22 +155,37 @@ def _wait_until_serving(server: LabServer, timeout: float) -> None:
 
 
 class LabNotebook:
-    """One notebook open in its own JupyterLab page."""
+    """One notebook open in JupyterLab: in a page of its own, or in ``page`` (one JupyterLab app for many
+    notebooks, each opened with File > Open from Path… and closed with File > Close Tab, as a student does)."""
 
-    def __init__(self, context, server: LabServer, path: str) -> None:
-        self.server, self.path = server, path
-        self.page = context.new_page()
+    def __init__(self, context, server: LabServer, path: str, page=None) -> None:
+        self.server, self.path, self.shared = server, path, page is not None
+        self.page = page or context.new_page()
         self.page.set_default_timeout(120_000)
 
     def open(self) -> LabNotebook:
-        self.page.goto(self.server.notebook_url(self.path))
+        if self.shared and self.page.locator(MAIN_AREA).count():
+            self.menu("File", "Open from Path…")
+            self.page.locator(".jp-Dialog input").fill(self.path)
+            self.page.locator(".jp-Dialog .jp-mod-accept").click()
+        else:
+            self.page.goto(self.server.notebook_url(self.path))
         self.page.wait_for_selector(CELLS, timeout=300_000)
         self.wait_idle(timeout=300)
         return self
 
     def close(self) -> None:
-        self.page.close()
         self.server.shutdown_kernels()
+        if not self.shared:
+            self.page.close()
+            return
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        self.menu("File", "Close Tab")
+        try:
+            self.page.wait_for_function(f"() => !document.querySelector('{CELLS}')", timeout=10_000)
+        except PlaywrightTimeout:  # a dialog (unsaved changes after a failure): the next open reloads the app
+            self.page.goto("about:blank")
 
     @property
     def cells(self):
@@ -209,10 +225,10 @@ class LabNotebook:
     def cell_states(self) -> list[dict]:
         return self.cells.evaluate_all(CELL_STATE_JS)
 
-    def wait_idle(self, timeout: float = 900, settle: int = 3) -> None:
-        """Until no cell is queued or running and the kernel is idle (UI and REST) for ``settle`` polls."""
+    def wait_idle(self, timeout: float = 900, settle: int = 5, poll_ms: int = 200) -> None:
+        """Until no cell is queued or running and the kernel is idle (UI and REST) for ``settle`` polls in a row."""
         deadline, calm = time.monotonic() + timeout, 0
-        self.page.wait_for_timeout(1000)
+        self.page.wait_for_timeout(poll_ms)
         while calm < settle:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{self.path}: kernel still busy after {timeout:.0f} s "
@@ -220,7 +236,7 @@ class LabNotebook:
             busy = any("*" in s["prompt"] for s in self.cell_states() if s["code"])
             status = self.page.locator(INDICATOR).get_attribute("data-status")
             calm = calm + 1 if (not busy and status == "idle" and self.server.kernels_idle()) else 0
-            self.page.wait_for_timeout(1000)
+            self.page.wait_for_timeout(poll_ms)
 
     def save(self, timeout: float = 60) -> nbformat.NotebookNode:
         """File > Save Notebook, wait until the server has the new file, return the notebook as saved."""

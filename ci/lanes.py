@@ -1,0 +1,118 @@
+"""Run `make test`'s stages in lanes: the stages of one lane one after another, the lanes side by side.
+
+    python ci/lanes.py unit,grading notebooks,browser,selfcheck
+
+Each stage is a make target; its output goes to build/logs/<stage>.log, and one line per stage says when
+it passed or failed and how long it took. A lane stops at its first failed stage (later stages may need
+what it makes); the other lanes go on. At the end the log of every failed stage is printed whole, then a
+summary table; the exit status is 1 when any stage failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+Lane = list[str]
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """How one stage ended: ``passed``, ``failed`` or ``not run`` (an earlier stage of its lane failed)."""
+
+    stage: str
+    status: str
+    seconds: float
+    log: Path
+
+
+def parse_lanes(arguments: list[str]) -> list[Lane]:
+    """``["a,b", "c"]`` -> ``[["a", "b"], ["c"]]``; no stage at all, or a stage named twice, is an error."""
+    lanes = [lane for argument in arguments if (lane := [stage for stage in argument.split(",") if stage])]
+    stages = [stage for lane in lanes for stage in lane]
+    repeated = sorted({stage for stage in stages if stages.count(stage) > 1})
+    if not stages:
+        raise ValueError("no stages given")
+    if repeated:
+        raise ValueError(f"a stage runs once: {', '.join(repeated)} named twice")
+    return lanes
+
+
+def minutes(seconds: float) -> str:
+    """``75.4`` -> ``'1 min 15 s'``."""
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
+
+
+def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
+    """``make STAGE`` with its output in ``logs/STAGE.log``."""
+    log = logs / f"{stage}.log"
+    say(f"lanes: {stage} started (log: {log})")
+    start = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        code = subprocess.call([*make, stage], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    result = StageResult(stage, "passed" if code == 0 else "failed", time.monotonic() - start, log)
+    say(f"lanes: {stage} {result.status} in {minutes(result.seconds)}")
+    return result
+
+
+def run_lane(lane: Lane, make: list[str], logs: Path, say) -> list[StageResult]:
+    """The lane's stages in order, up to and including the first that fails."""
+    results: list[StageResult] = []
+    for stage in lane:
+        if results and results[-1].status != "passed":
+            results.append(StageResult(stage, "not run", 0.0, logs / f"{stage}.log"))
+        else:
+            results.append(run_stage(stage, make, logs, say))
+    return results
+
+
+def summary(results: list[StageResult], wall: float) -> str:
+    """One line per stage, then the total wall time."""
+    width = max(len(r.stage) for r in results)
+    lines = [f"  {r.stage:<{width}}  {r.status:<7}  {minutes(r.seconds) if r.status != 'not run' else '-'}"
+             for r in results]
+    failed = [r.stage for r in results if r.status != "passed"]
+    verdict = f"failed: {', '.join(failed)}" if failed else "all passed"
+    return "\n".join(["lanes: summary", *lines, f"lanes: {verdict} in {minutes(wall)} (wall)"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the lanes; 0 when every stage passed, 1 otherwise, 2 on bad arguments."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("lanes", nargs="+", help="comma-separated make targets, one argument per lane")
+    parser.add_argument("--logs", type=Path, default=Path("build/logs"), help="where each stage's log goes")
+    parser.add_argument("--make", default="make", help="the make program (a Makefile folder: -C DIR)")
+    args = parser.parse_args(argv)
+    try:
+        lanes = parse_lanes(args.lanes)
+    except ValueError as err:
+        print(f"lanes: error: {err}", file=sys.stderr)
+        return 2
+    args.logs.mkdir(parents=True, exist_ok=True)
+    make = [*args.make.split(), "--no-print-directory"]
+    printing = threading.Lock()
+
+    def say(line: str) -> None:
+        with printing:
+            print(line, flush=True)
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(len(lanes)) as pool:
+        per_lane = list(pool.map(lambda lane: run_lane(lane, make, args.logs, say), lanes))
+    results = [result for lane in per_lane for result in lane]
+    for failed in (r for r in results if r.status == "failed"):
+        print(f"\n===== {failed.stage} failed: {failed.log} =====", flush=True)
+        sys.stdout.write(failed.log.read_text(encoding="utf-8", errors="replace"))
+    print(summary(results, time.monotonic() - start), flush=True)
+    return 0 if all(r.status == "passed" for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
