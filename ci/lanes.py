@@ -1,11 +1,12 @@
 """Run `make test`'s stages in lanes: the stages of one lane one after another, the lanes side by side.
 
-    python ci/lanes.py unit,grading notebooks,browser,selfcheck
+    python ci/lanes.py grading,unit notebooks,selfcheck browser --background notebooks,selfcheck
 
 Each stage is a make target; its output goes to build/logs/<stage>.log, and one line per stage says when
 it passed or failed and how long it took. A lane stops at its first failed stage (later stages may need
 what it makes); the other lanes go on. At the end the log of every failed stage is printed whole, then a
-summary table; the exit status is 1 when any stage failed.
+summary table; the exit status is 1 when any stage failed. ``--background`` stages run at a lower CPU
+priority (``nice -n 10``): where the lanes want more than the machine's cores, the others go first.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 Lane = list[str]
+NICE = ("nice", "-n", "10")
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ def minutes(seconds: float) -> str:
 
 
 def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
-    """``make STAGE`` with its output in ``logs/STAGE.log``."""
+    """``make STAGE`` (``make``: the command, ``nice`` included for a background stage), output in ``logs/STAGE.log``."""
     log = logs / f"{stage}.log"
     say(f"lanes: {stage} started (log: {log})")
     start = time.monotonic()
@@ -62,14 +64,15 @@ def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
     return result
 
 
-def run_lane(lane: Lane, make: list[str], logs: Path, say) -> list[StageResult]:
+def run_lane(lane: Lane, make: list[str], logs: Path, say, background: frozenset[str] = frozenset()) -> list[StageResult]:
     """The lane's stages in order, up to and including the first that fails."""
     results: list[StageResult] = []
     for stage in lane:
         if results and results[-1].status != "passed":
             results.append(StageResult(stage, "not run", 0.0, logs / f"{stage}.log"))
         else:
-            results.append(run_stage(stage, make, logs, say))
+            command = [*NICE, *make] if stage in background else make
+            results.append(run_stage(stage, command, logs, say))
     return results
 
 
@@ -89,9 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lanes", nargs="+", help="comma-separated make targets, one argument per lane")
     parser.add_argument("--logs", type=Path, default=Path("build/logs"), help="where each stage's log goes")
     parser.add_argument("--make", default="make", help="the make program (a Makefile folder: -C DIR)")
+    parser.add_argument("--background", default="", help="comma-separated stages to run at a lower CPU priority")
     args = parser.parse_args(argv)
     try:
         lanes = parse_lanes(args.lanes)
+        background = frozenset(filter(None, args.background.split(",")))
+        unknown = sorted(background - {stage for lane in lanes for stage in lane})
+        if unknown:
+            raise ValueError(f"--background names stages no lane runs: {', '.join(unknown)}")
     except ValueError as err:
         print(f"lanes: error: {err}", file=sys.stderr)
         return 2
@@ -105,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.monotonic()
     with ThreadPoolExecutor(len(lanes)) as pool:
-        per_lane = list(pool.map(lambda lane: run_lane(lane, make, args.logs, say), lanes))
+        per_lane = list(pool.map(lambda lane: run_lane(lane, make, args.logs, say, background), lanes))
     results = [result for lane in per_lane for result in lane]
     for failed in (r for r in results if r.status == "failed"):
         print(f"\n===== {failed.stage} failed: {failed.log} =====", flush=True)

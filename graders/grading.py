@@ -137,6 +137,8 @@ def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
                 found.update(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
         if "assert_close" in source:
             found.add("torch.testing")
+        if "torch.onnx.export" in source:
+            found.add("torch.onnx")  # the sandboxes also run one export: its first costs 3-4 s
     return tuple(sorted(found))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ broken:
 \t@echo "the reason it broke"; exit 3
 after_broken:
 \ttouch after_broken
+niceness:
+\t@python3 -c "import os; print(os.nice(0))"
 """
 
 
@@ -51,7 +54,13 @@ def test_a_failed_stage_stops_its_lane_not_the_others(tmp_path: Path):
     assert "lanes: failed: broken, after_broken" in summary
 
 
-@pytest.mark.parametrize("arguments", [["unit,grading", "grading"], [",,"]])
+def test_background_stages_run_at_a_lower_cpu_priority(tmp_path: Path):
+    done = lanes(tmp_path, "niceness", "--background", "niceness")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert int((tmp_path / "logs" / "niceness.log").read_text()) == os.nice(0) + 10
+
+
+@pytest.mark.parametrize("arguments", [["unit,grading", "grading"], [",,"], ["ok", "--background", "unit"]])
 def test_bad_lanes_are_one_line_exit_2(tmp_path: Path, arguments: list[str]):
     done = lanes(tmp_path, *arguments)
     assert done.returncode == 2

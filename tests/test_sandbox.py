@@ -188,6 +188,23 @@ def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
         assert evidence["factory"] == factory, (warm, evidence["factory"])
 
 
+ONNX_EXPORT = """
+import torch, tqdm
+from labutils.deploy import quiet_onnx_export
+with quiet_onnx_export():
+    program = torch.onnx.export(torch.nn.Linear(3, 2).eval(), (torch.ones(1, 3),), dynamo=True, verbose=False)
+evidence = {"exported": type(program).__name__, "tqdm monitor interval": tqdm.tqdm.monitor_interval}
+"""
+
+
+def test_a_zygote_warmed_by_an_onnx_export_still_forks_its_jobs(tmp_path) -> None:
+    """Labs that call torch.onnx.export get one export in the zygote (its first costs 3-4 s); it leaves no
+    thread behind (tqdm's monitor stays off), so jobs are still forked, and export."""
+    _, outcome = _run_alone(tmp_path, ONNX_EXPORT, Limits(wall_seconds=120), ("torch.onnx",))
+    assert outcome.status == "ok", (outcome.status, outcome.output_tail)
+    assert outcome.result["probes"]["evidence"]["value"] == {"exported": "ONNXProgram", "tqdm monitor interval": 0}
+
+
 def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(tmp_path, monkeypatch: pytest.MonkeyPatch):
     """labs grade asked for a sandbox: if bwrap is missing and the job's uid could not read Python, the job
     does not run (as the grader's uid it could read the gradebook); labs check --no-sandbox may go on."""

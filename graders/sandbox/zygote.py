@@ -30,7 +30,7 @@ from typing import Any
 from graders.sandbox import jail
 from zygote.child import close_all_but, reseed
 from zygote.frames import frame, read_frame, write_all, write_frame
-from zygote.server import fork_checked, preload
+from zygote.server import fork_checked, preload, stop_blas_threads
 
 WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "numpy",
                 "IPython.core.interactiveshell", "graders.job", "graders.probing", "labutils", "matplotlib.pyplot")
@@ -59,6 +59,8 @@ def warm_up(extra: list[str]) -> list[str]:
         torch.testing.assert_close(torch.zeros(2), torch.zeros(2))  # its first call imports sympy: 1.5 s
     if "graders.rules" in sys.modules:
         _warm_rules()
+    if "torch.onnx" in extra:
+        _warm_onnx_export()
     return failed
 
 
@@ -70,6 +72,21 @@ def _warm_rules() -> None:
 
     with forbidden(aten=["aten.transpose"], calls=[torch.broadcast_shapes]):
         torch.ones(2, 2).as_strided((2, 2), (1, 2)).sum()
+
+
+def _warm_onnx_export() -> None:
+    """torch.onnx.export's first call builds its operator registry (3-4 s of every job that exports): pay
+    it here, once. tqdm's monitor thread, which the export would start, stays off: a zygote forks
+    single-threaded."""
+    import torch
+    from tqdm import tqdm
+
+    from labutils.deploy import quiet_onnx_export
+
+    tqdm.monitor_interval = 0
+    with quiet_onnx_export():
+        torch.onnx.export(torch.nn.Linear(2, 1).eval(), (torch.ones(1, 2),), dynamo=True, verbose=False)
+    stop_blas_threads()
 
 
 def loopback_up() -> str:
@@ -291,10 +308,10 @@ def _finish(pid: int, watch: _Watch, started: float) -> tuple[dict, bytes]:
 
 def main() -> None:
     """Fork a supervisor per job until the grader closes stdin; never read a job here."""
+    out = os.dup(1)
+    os.dup2(2, 1)  # stray prints (of the warm-up, of a job) must not corrupt the protocol
     failed = warm_up(sys.argv[1:])
     ctypes.CDLL(None).prctl(jail.PR_SET_DUMPABLE, 0, 0, 0, 0)  # jobs may not ptrace or read this process
-    out = os.dup(1)
-    os.dup2(2, 1)  # stray prints must not corrupt the protocol
     write_frame(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
     while True:
         pid = fork_checked()

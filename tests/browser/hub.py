@@ -158,11 +158,26 @@ class HubUser:
         assert self.page.url.startswith(f"{self.hub.base}/user/{self.name}/lab"), self.page.url
         return self
 
-    def nbgrader_menu(self) -> list[str]:
-        """The items of JupyterLab's Nbgrader menu (left open)."""
-        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Nbgrader$")).click()
+    def nbgrader_menu(self, attempts: int = 3) -> list[str]:
+        """The items of JupyterLab's Nbgrader menu (left open).
+
+        A click on the label of an open menu closes it, and a click that lands while a busy page re-renders
+        its menu bar opens nothing: the label is clicked only while the menu is closed, up to ``attempts``
+        times, 30 s apart; a screenshot of each miss is kept."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         menu = self.page.locator("#jp-mainmenu-nbgrader")
-        menu.wait_for()
+        for attempt in range(1, attempts + 1):
+            if not menu.is_visible():
+                self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Nbgrader$")).click()
+            try:
+                menu.wait_for(timeout=30_000)
+                break
+            except PlaywrightTimeout:
+                self.shot(f"nbgrader_menu_missed_{attempt}")
+        else:
+            raise AssertionError(f"{self.name}: the Nbgrader menu did not open after {attempts} clicks "
+                                 f"(screenshots {self.name}__nbgrader_menu_missed_*.png)")
         return [t.strip() for t in menu.locator(".lm-Menu-itemLabel").all_inner_texts() if t.strip()]
 
     def open_assignments(self) -> None:
