@@ -55,12 +55,12 @@ def test_a_failed_stage_stops_its_lane_not_the_others(tmp_path: Path):
 
 
 def test_background_stages_run_at_a_lower_cpu_priority(tmp_path: Path):
-    done = lanes(tmp_path, "niceness", "--background", "niceness")
+    done = lanes(tmp_path, "niceness", "--background", "niceness,a_stage_no_lane_runs")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert int((tmp_path / "logs" / "niceness.log").read_text()) == os.nice(0) + 10
+    assert int((tmp_path / "logs" / "niceness.log").read_text()) == min(os.nice(0) + 10, 19)  # 19: the lowest
 
 
-@pytest.mark.parametrize("arguments", [["unit,grading", "grading"], [",,"], ["ok", "--background", "unit"]])
+@pytest.mark.parametrize("arguments", [["unit,grading", "grading"], [",,"]])
 def test_bad_lanes_are_one_line_exit_2(tmp_path: Path, arguments: list[str]):
     done = lanes(tmp_path, *arguments)
     assert done.returncode == 2
