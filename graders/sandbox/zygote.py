@@ -30,7 +30,7 @@ from typing import Any
 from graders.sandbox import jail
 from zygote.child import close_all_but, reseed
 from zygote.frames import frame, read_frame, write_all, write_frame
-from zygote.server import fork_checked, preload, stop_blas_threads
+from zygote.server import fork_checked, preload
 
 WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "numpy",
                 "IPython.core.interactiveshell", "graders.job", "graders.probing", "labutils", "matplotlib.pyplot")
@@ -53,14 +53,11 @@ def warm_up(extra: list[str]) -> list[str]:
         from labutils.launch.zygote import PRELOAD as RANK_MODULES
 
         failed += preload(RANK_MODULES, required=False)
-    if "torch.testing" in extra:
-        import torch
-
-        torch.testing.assert_close(torch.zeros(2), torch.zeros(2))  # its first call imports sympy: 1.5 s
+    for module, first_call in FIRST_CALLS.items():
+        if module in extra:
+            first_call()
     if "graders.rules" in sys.modules:
         _warm_rules()
-    if "torch.onnx" in extra:
-        _warm_onnx_export()
     return failed
 
 
@@ -74,10 +71,16 @@ def _warm_rules() -> None:
         torch.ones(2, 2).as_strided((2, 2), (1, 2)).sum()
 
 
+def _warm_assert_close() -> None:
+    """torch.testing.assert_close's first call imports sympy (1.5 s)."""
+    import torch
+
+    torch.testing.assert_close(torch.zeros(2), torch.zeros(2))
+
+
 def _warm_onnx_export() -> None:
-    """torch.onnx.export's first call builds its operator registry (3-4 s of every job that exports): pay
-    it here, once. tqdm's monitor thread, which the export would start, stays off: a zygote forks
-    single-threaded."""
+    """torch.onnx.export's first call builds its operator registry (3-4 s of every job that exports). tqdm's
+    monitor thread, which the export would start, stays off: a zygote forks single-threaded."""
     import torch
     from tqdm import tqdm
 
@@ -86,7 +89,10 @@ def _warm_onnx_export() -> None:
     tqdm.monitor_interval = 0
     with quiet_onnx_export():
         torch.onnx.export(torch.nn.Linear(2, 1).eval(), (torch.ones(1, 2),), dynamo=True, verbose=False)
-    stop_blas_threads()
+
+
+# First calls that cost seconds, paid once in the zygote when the labs ask for the module (graders.grading.warm_modules).
+FIRST_CALLS = {"torch.testing": _warm_assert_close, "torch.onnx": _warm_onnx_export}
 
 
 def loopback_up() -> str:
