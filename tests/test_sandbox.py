@@ -140,6 +140,22 @@ def test_cpu_limit_is_summed_over_a_jobs_processes(tmp_path, monkeypatch: pytest
     assert outcome.status == "cpu limit", (outcome.status, outcome.seconds)
 
 
+def test_a_closed_worker_leaves_no_cgroup_behind(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() waits for the killed sandbox's processes to leave its groups, then deletes them."""
+    monkeypatch.setenv("LABS_CGROUPS", "1")
+    worker = Worker(0, Limits(wall_seconds=60), threads=1, log=tmp_path / "worker.log")
+    worker.start()
+    group = worker.group
+    if group is None:
+        worker.close()
+        pytest.skip(f"no writable cgroup on this machine: {worker.limit_note}")
+    outcome = worker.run(Job([Cell("c", "import os\nfor _ in range(2):\n    os.fork() or os.pause()\nevidence = 1\n")],
+                             PROBE, "spy.py", salt=1))
+    worker.close()
+    assert outcome.status == "ok", outcome.status
+    assert [d for d in group.dirs.values() if d.exists()] == []
+
+
 RANKS = '''
 import torch
 import torch.distributed as dist

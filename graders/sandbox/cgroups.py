@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,17 +63,33 @@ class Group:
             return _field(self.dirs["memory"] / "memory.oom_control", "oom_kill")
         return _field(self.dirs["unified"] / "memory.events", "oom_kill")
 
-    def remove(self) -> None:
-        """Delete the groups (their processes must have exited)."""
-        for folder in self.dirs.values():
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
+    def remove(self, wait: float = 1.0) -> None:
+        """Delete the groups, waiting up to ``wait`` seconds for their processes to leave them.
+
+        A killed sandbox's processes leave a moment after bwrap exits. The kernel lets a group go as soon
+        as none is listed in it, while ``pids.current`` still counts the last one being torn down (about
+        a second longer), so this retries the removal itself rather than waiting for that count.
+        """
+        deadline = time.monotonic() + wait
+        left = list(self.dirs.values())
+        while left := [folder for folder in left if not _removed(folder)]:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
     def describe(self) -> str:
         """One line for the run's isolation summary."""
         return f"cgroup v{self.version} per sandbox: memory and processes of a job together, CPU summed"
+
+
+def _removed(folder: Path) -> bool:
+    try:
+        folder.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
 
 
 def _read(path: Path) -> str:
@@ -121,7 +138,7 @@ def _create_v1(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
         try:
             folder.mkdir(exist_ok=True)
         except OSError as err:
-            Group(dirs, 1).remove()
+            Group(dirs, 1).remove(wait=0)
             return None, f"cannot create {folder} ({err.strerror})"
         dirs[controller] = folder
     return Group(dirs, 1), ""

@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -230,10 +229,6 @@ class Worker:
             self.proc.wait()
             self.proc = None
         if self.group:
-            for _ in range(50):  # the sandbox's processes die with bwrap, a moment later
-                if not self.group.tasks():
-                    break
-                time.sleep(0.02)
             self.group.remove()
             self.group = None
 
