@@ -35,6 +35,11 @@ LANES ?= grading,unit notebooks,selfcheck,site browser
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,selfcheck,site
 
+# The stages share the cores: each torch process computes on one intra-op thread. With two, every process
+# beside another spin-waits its idle thread (digits.trained(): 9 core-seconds alone on one thread, 31 on two
+# under load). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
+test unit grading notebooks browser site selfcheck: export OMP_NUM_THREADS ?= 1
+
 test: venv system-deps lint
 	$(BIN)/python ci/lanes.py $(LANES) --background $(BACKGROUND)
 	@echo "make test: all passed"

@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import nbformat
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
@@ -25,8 +26,11 @@ from graders import nbgrader_course as course
 from graders.cells import TestCell
 from graders.coursedir import nbgrader_meta, visible_part
 from graders.gradebook import reason
-from graders.grading import CellGrade, Lab, NotebookGrade
+from graders.results import CellGrade, NotebookGrade
 from graders.submissions import plain
+
+if TYPE_CHECKING:
+    from graders.grading import Lab
 
 PRE_BLOCK = re.compile(r"(<pre\b.*?</pre>)", re.S)
 # Feedback shows this much of a student's notebook: highlighting and sanitising take seconds per 100 kB

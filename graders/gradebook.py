@@ -7,12 +7,16 @@ cell, one commit per notebook, so one notebook that cannot be recorded leaves th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbgrader.api import Gradebook, MissingEntry
 
 from graders import nbgrader_course as course
-from graders.grading import Lab, NotebookGrade
+from graders.results import NotebookGrade
 from graders.submissions import plain
+
+if TYPE_CHECKING:
+    from graders.grading import Lab
 
 
 def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:

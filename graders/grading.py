@@ -10,7 +10,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import nbformat
@@ -20,6 +20,7 @@ from graders.compare import compare, points_for
 from graders.coursedir import probes_file
 from graders.job import Cell, Job
 from graders.probing import Probe, load_probes
+from graders.results import Batch, CellGrade, NotebookGrade
 from graders.sandbox.jail import Limits
 from graders.sandbox.worker import JobOutcome, Worker
 from graders.submissions import Submission, matches_lab
@@ -46,47 +47,6 @@ class Lab:
     exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
     focus: tuple[str, ...] = ()  # only these test cells run and are scored (a self-check of one exercise)
     cut: bool = True  # with a focus: nothing after its last test cell runs either (graders.cuts)
-
-
-@dataclass
-class CellGrade:
-    """Points of one graded test cell and, when short, why (never hidden inputs or code)."""
-
-    grade_id: str
-    points: float
-    score: float
-    why: str = ""
-    detail: str = ""  # for the instructor only (labs check, results.json): the first differing case and values
-    visible_ok: bool | None = None  # whether the cell's visible tests passed (None: the cell never ran)
-
-
-class ScoredCells:
-    """Totals over ``self.cells`` (a list of :class:`CellGrade`)."""
-
-    cells: list[CellGrade]
-
-    @property
-    def score(self) -> float:
-        return sum(c.score for c in self.cells)
-
-    @property
-    def max_score(self) -> float:
-        return sum(c.points for c in self.cells)
-
-
-@dataclass
-class NotebookGrade(ScoredCells):
-    """The grade of one submitted notebook."""
-
-    student: str
-    chapter: str
-    notebook: str
-    status: str
-    error: str = ""
-    cells: list[CellGrade] = field(default_factory=list)
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    flags: list[str] = field(default_factory=list)  # tampering and other things an instructor should look at
 
 
 def load_lab(path: Path) -> Lab:
@@ -235,15 +195,6 @@ class Pool:
             worker.close()
 
 
-@dataclass
-class Batch:
-    """Everything one `labs grade` run produced."""
-
-    grades: list[NotebookGrade]
-    isolation: list[str]
-    salt: int
-
-
 def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> dict[tuple[str, str], dict]:
     """Each lab's source run once in the sandbox: the observations submissions must match."""
 
@@ -324,7 +275,7 @@ def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: 
     salt = secrets.randbits(62)
     warm = warm_modules(labs.values())
     reference_pool = Pool(max(1, min(len(labs), jobs)), limits, 1, use_bwrap, log_dir / "reference", warm)
-    pool = Pool(jobs, limits, 1, use_bwrap, log_dir, warm)
+    pool = Pool(max(1, min(jobs, len(subs))), limits, 1, use_bwrap, log_dir, warm)
     try:
         try:
             prepare()  # while the sandboxes warm up

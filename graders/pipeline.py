@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graders import coursedir
+from graders.coursedir import db_url_for
 from graders.feedback import remove_autograded, write_autograded
 from graders.gradebook import ensure_assignments, mark_grader_error, reason, record
-from graders.grading import Batch, Lab, NotebookGrade, grade_batch, load_lab
+from graders.grading import Lab, grade_batch, load_lab
 from graders.reports import write_results, write_summary
+from graders.results import Batch, NotebookGrade
 from graders.sandbox.jail import Limits
 from graders.submissions import Collected, Submission, collect, unpack
 
@@ -65,11 +67,6 @@ class GradeRun:
     def complete(self) -> bool:
         """Every notebook graded, nothing refused, every report written."""
         return not self.rejected and not self.problems and all(g.status == "graded" for g in self.batch.grades)
-
-
-def db_url_for(root: Path, db: str | None) -> str:
-    """The gradebook URL: ``--db`` or SQLite under the course root."""
-    return db or f"sqlite:///{root.resolve() / 'gradebook.db'}"
 
 
 def in_shard(subs: list[Submission], index: int, count: int) -> list[Submission]:

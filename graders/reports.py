@@ -11,8 +11,8 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from graders.grading import Batch, CellGrade, NotebookGrade
 from graders.nbgrader_course import open_gradebook
+from graders.results import Batch, CellGrade, NotebookGrade
 from graders.submissions import SAFE_NAME, plain
 
 

@@ -345,8 +345,8 @@ def feedback(chapter: ChapterOpt = None,
              exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
     """Render nbgrader feedback (HTML) for graded submissions: scores and why, no hidden tests."""
     from graders import exchange as nbgrader_exchange
+    from graders.coursedir import db_url_for
     from graders.feedback import FeedbackError, feedback_for_chapters
-    from graders.pipeline import db_url_for
 
     folders = _chapters(chapter, course_dir)
     try:
@@ -379,7 +379,7 @@ def export(
     db: DbOpt = None,
 ) -> None:
     """Export grades: CSV from the gradebook, or Gradescope results.json per submission."""
-    from graders.pipeline import db_url_for
+    from graders.coursedir import db_url_for
     from graders.reports import export_csv, export_gradescope
 
     if format == "csv":

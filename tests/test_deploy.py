@@ -177,6 +177,18 @@ def test_ort_session_from_bytes_and_input_count_check(tiny_onnx) -> None:
 
 
 @pytest.mark.slow
+def test_ort_session_computes_on_as_many_threads_as_torch(tiny_onnx) -> None:
+    _, path, _ = tiny_onnx
+    before = torch.get_num_threads()
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            assert deploy.ort_session(path).get_session_options().intra_op_num_threads == threads
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.slow
 def test_static_onnx_export_rejects_other_batch_sizes(tmp_path) -> None:
     torch.manual_seed(0)
     model = TinyNet().eval()

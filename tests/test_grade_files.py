@@ -268,7 +268,7 @@ def lab():
 
 def _feedback(lab, text: str, error: str = ""):
     from graders.feedback import feedback_notebook
-    from graders.grading import CellGrade, NotebookGrade
+    from graders.results import CellGrade, NotebookGrade
 
     grade = NotebookGrade("ada", CHAPTER, "lab_basic", "graded", error,
                           [CellGrade("test_scale", 2.0, 0.0, "<script>alert(1)</script>"), CellGrade("test_relu_grad", 3.0, 3.0)])
@@ -362,8 +362,8 @@ def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session bookkeeping
 def test_record_keeps_the_others_when_one_fails(tmp_path: Path, lab) -> None:
     from graders.gradebook import ensure_assignments, record
-    from graders.grading import CellGrade, NotebookGrade
     from graders.nbgrader_course import open_gradebook
+    from graders.results import CellGrade, NotebookGrade
 
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     ensure_assignments(tmp_path, url, {(CHAPTER, "lab_basic"): lab}, {CHAPTER: [LAB]})

@@ -68,9 +68,10 @@ def test_the_verdict_details_the_first_differing_case_but_why_stays_as_students_
 
 def test_the_first_difference_reaches_the_instructor_report_not_the_student():
     from graders.cells import Restored, TestCell
-    from graders.grading import Lab, NotebookGrade, score
+    from graders.grading import Lab, score
     from graders.probing import Probe
     from graders.reports import gradescope_results
+    from graders.results import NotebookGrade
     from graders.sandbox.worker import JobOutcome
 
     probe_of = Probe("test_x", lambda ns, draw: None)

@@ -91,7 +91,9 @@ def export_pair(ns: Namespace, draw: Draw) -> list:
 
 def _ort_outputs(path: str, inputs: list[torch.Tensor]) -> list:
     """Run the ONNX file at ``path`` in onnxruntime on each input (or the error it raised)."""
-    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = torch.get_num_threads()  # the sandbox's one thread: no idle spinning
+    session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     dims = [type(d).__name__ for d in session.get_inputs()[0].shape]
     return [dims] + [outcome(lambda x=x: torch.from_numpy(session.run(None, {name: x.numpy()})[0])) for x in inputs]
