@@ -42,7 +42,7 @@ import types
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
@@ -79,11 +79,6 @@ _LIBRARY_ROOTS = _library_roots()
 def _is_library(filename: str) -> bool:
     """Whether code compiled from ``filename`` is a library's (or this module's), not a submission's."""
     return filename.startswith(("<frozen", *_LIBRARY_ROOTS)) or filename == _OWN_FILE
-
-
-def _from_submission(frame: types.FrameType | None) -> bool:
-    """Whether ``frame`` (a caller) runs code of the submission (or of a probe), not of a library."""
-    return frame is not None and not _is_library(frame.f_code.co_filename)
 
 
 def _name_of(obj: Any) -> str:
@@ -260,12 +255,29 @@ def _builtin_module(fn: Any) -> Any:
     return type(holder).__module__
 
 
+class _CodeFacts(NamedTuple):
+    """What a window needs to know of one code object, worked out the first time it runs."""
+
+    code: types.CodeType  # held, so no other code object takes its id while the window is open
+    own: bool  # this module's code (the hook and the window themselves)
+    library: bool  # compiled from a library's file, not the submission's
+    forbidden: tuple[str, ...]  # the forbidden calls and escapes it is
+    counted: str | None
+    tampering: str | None
+    quiet: bool  # called by a library, nothing to note: this module's code, or a library's that no table names
+
+
 class _Hook:
     """The profile function of one window (every thread it reaches).
 
     Forbidden calls and escapes count wherever they happen (a library calling ``pg.allreduce`` for the
     submission is still a collective); tampering, entries into forbidden modules and recursion count
     only when the submission's own code does them (libraries switch modes off and recurse internally).
+
+    It runs on every call a window makes (millions in a ``torch.onnx.export``), so what depends only
+    on the code object is looked up once per code object, by id: a lookup in the tables hashes the
+    whole code object, its constants included. Builtins go to the tables only when their id or name
+    is in one of them.
     """
 
     def __init__(self, seen: Seen, calls: _Calls, counted: _Calls, modules: tuple[str, ...], recursion: bool,
@@ -273,20 +285,45 @@ class _Hook:
         self.seen, self.calls, self.counted, self.modules, self.recursion = seen, calls, counted, modules, recursion
         self.watch_dispatch = watch_dispatch
         self.active: dict[tuple[int, types.CodeType], int] = {}
+        self.known: dict[int, _CodeFacts] = {}
+        tables = (calls, _ESCAPE, counted)
+        self.builtin_ids = {key for table in tables for key in table.builtins}
+        self.method_names = {name for table in tables for name in table.methods}
         self.python_key = torch._C.DispatchKey.Python
         self.excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
 
     def __call__(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        try:
+        try:  # the first two tests return early from most events: a library's code, called by a library
             if event == "call":
+                known, caller = self.known, frame.f_back
+                facts = known.get(id(frame.f_code))
+                if facts is not None and facts.quiet and caller is not None:
+                    caller_facts = known.get(id(caller.f_code))
+                    if caller_facts is not None and caller_facts.library:
+                        return
                 self.on_call(frame)
-            elif event == "return":
-                if self.recursion:
-                    self.on_return(frame)
-            elif event == "c_call" and type(arg) is types.BuiltinFunctionType:
-                self.on_c_call(frame, arg)
+            elif event == "c_call":
+                if type(arg) is types.BuiltinFunctionType:
+                    facts = self.known.get(id(frame.f_code))
+                    if (facts is not None and facts.library and id(arg) not in self.builtin_ids
+                            and arg.__name__ not in self.method_names):
+                        return
+                    self.on_c_call(frame, arg)
+            elif event == "return" and self.recursion:
+                self.on_return(frame)
         except Exception as err:  # noqa: BLE001 - the hook must never raise into the code it watches
             self.seen.found.add(f"recorder error: {type(err).__name__}")
+
+    def facts(self, code: types.CodeType) -> _CodeFacts:
+        """What this window knows of ``code``."""
+        facts = self.known.get(id(code))
+        if facts is None:
+            forbidden = tuple(name for name in (self.calls.codes.get(code), _ESCAPE.codes.get(code)) if name)
+            own, library, counted = code.co_filename == _OWN_FILE, _is_library(code.co_filename), self.counted.codes.get(code)
+            facts = _CodeFacts(code, own, library, forbidden, counted, _TAMPER.codes.get(code),
+                               own or (library and not forbidden and counted is None))
+            self.known[id(code)] = facts
+        return facts
 
     def submission_checks(self) -> None:
         """Around submission code the Python dispatch key must be on (else the mode is blind)."""
@@ -295,28 +332,27 @@ class _Hook:
 
     def on_call(self, frame: types.FrameType) -> None:
         code, caller = frame.f_code, frame.f_back
-        if code.co_filename == _OWN_FILE or (caller is not None and caller.f_code.co_filename == _OWN_FILE):
+        known = self.known
+        facts = known.get(id(code)) or self.facts(code)
+        caller_facts = (known.get(id(caller.f_code)) or self.facts(caller.f_code)) if caller is not None else None
+        if facts.own or (caller_facts is not None and caller_facts.own):
             return
-        for table in (self.calls, _ESCAPE):
-            name = table.codes.get(code)
-            if name is not None:
-                self.seen.found.add(name)
-        name = self.counted.codes.get(code)
-        if name is not None:
-            self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
-        if not _from_submission(caller):
-            if self.recursion and not _is_library(code.co_filename):
+        if facts.forbidden:
+            self.seen.found.update(facts.forbidden)
+        if facts.counted is not None:
+            self.seen.counts[facts.counted] = self.seen.counts.get(facts.counted, 0) + 1
+        if caller_facts is None or caller_facts.library:
+            if self.recursion and not facts.library:
                 self.enter(code)
             return
         self.submission_checks()
-        name = _TAMPER.codes.get(code)
-        if name is not None:
-            self.seen.found.add(name)
+        if facts.tampering is not None:
+            self.seen.found.add(facts.tampering)
         if self.modules:
             module = dict.get(frame.f_globals, "__name__")
             if _in_modules(module, self.modules):
                 self.seen.found.add(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
-        if self.recursion and not _is_library(code.co_filename):
+        if self.recursion and not facts.library:
             self.enter(code)
 
     def enter(self, code: types.CodeType) -> None:
@@ -336,16 +372,18 @@ class _Hook:
             del self.active[key]
 
     def on_c_call(self, frame: types.FrameType, fn: Any) -> None:
-        if frame.f_code.co_filename == _OWN_FILE:
+        facts = self.known.get(id(frame.f_code)) or self.facts(frame.f_code)
+        if facts.own:
             return
-        for table in (self.calls, _ESCAPE):
-            name = table.builtin(fn)
+        if id(fn) in self.builtin_ids or fn.__name__ in self.method_names:
+            for table in (self.calls, _ESCAPE):
+                name = table.builtin(fn)
+                if name is not None:
+                    self.seen.found.add(name)
+            name = self.counted.builtin(fn)
             if name is not None:
-                self.seen.found.add(name)
-        name = self.counted.builtin(fn)
-        if name is not None:
-            self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
-        if not _from_submission(frame):
+                self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
+        if facts.library:
             return
         self.submission_checks()
         name = _TAMPER.builtin(fn)

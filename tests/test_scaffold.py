@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import labs
 
 
@@ -39,13 +37,3 @@ def test_bad_names_are_one_line_exit_2(tmp_path: Path):
         result = labs(*args, "--course", str(tmp_path / "course"), "--wrong-solutions", str(tmp_path / "w"))
         assert result.returncode == 2 and message in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "course").exists()
-
-
-@pytest.mark.grading
-def test_the_scaffold_passes_its_own_self_check(tmp_path: Path):
-    assert _new_chapter(tmp_path, "-e", "double").returncode == 0
-    result = labs("check", "06_tricks", "--course", str(tmp_path / "course"), "--wrong-solutions",
-                  str(tmp_path / "wrong"), "--build", str(tmp_path / "b"), "--min-exercises", "1", "--min-points", "5",
-                  timeout=900)
-    assert result.returncode == 0, result.stdout
-    assert "1/1 chapters pass the self-check" in result.stdout and result.stdout.count("loses") == 3
