@@ -19,7 +19,7 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: lab hub test venv system-deps proxy unit grading notebooks browser site selfcheck lint constraints clean
+.PHONY: bytecode lab hub test venv system-deps proxy unit grading notebooks browser site selfcheck lint constraints clean
 
 lab: venv
 	$(BIN)/labs lab
@@ -40,7 +40,7 @@ BACKGROUND ?= notebooks,selfcheck,site
 # under load). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
 test unit grading notebooks browser site selfcheck: export OMP_NUM_THREADS ?= 1
 
-test: venv system-deps lint
+test: venv system-deps lint bytecode
 	$(BIN)/python ci/lanes.py $(LANES) --background $(BACKGROUND)
 	@echo "make test: all passed"
 
@@ -102,6 +102,11 @@ site: venv
 
 selfcheck: venv
 	$(BIN)/labs check --jobs $(JOBS)
+
+# The project's bytecode, written once: the sandboxes never write it (read-only binds, PYTHONDONTWRITEBYTECODE),
+# nor does any process run with PYTHONDONTWRITEBYTECODE set; without it each one compiles what it imports.
+bytecode: venv
+	$(BIN)/python -m compileall -q -j $(JOBS) labs graders labutils zygote ci tests course
 
 constraints: venv
 	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==\(.*\)+cpu/torch==\1/' \
