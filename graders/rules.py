@@ -28,12 +28,16 @@ Violations are sorted, de-duplicated names: deterministic, so reference and subm
 What stays out of reach, in-process: a builtin called *from C* (``map(torch.from_numpy, ...)``,
 ``functools.partial``) is not a profile event, and work handed to a thread that was already running
 before the window opened is seen by neither recorder. Probes back these up with behaviour (is the
-result a view, which autograd node made it).
+result a view, which autograd node made it). The block's :class:`Seen` is filled only when the window
+closes, so clearing it from inside (up the stack, in the probe's locals) changes nothing, and the ways to
+the recorders themselves (``sys.getprofile``, ``gc.get_objects``, the dispatch mode stack) are reported
+as tampering; but code that walks ``gc`` can still find and edit their records after that report.
 """
 
 from __future__ import annotations
 
 import _thread
+import gc
 import os
 import sys
 import sysconfig
@@ -212,7 +216,10 @@ def _tamper_calls() -> _Calls:
     calls = _Calls()
     from torch.utils import _python_dispatch
 
-    for obj in (sys.setprofile, threading.setprofile, torch._C._pop_torch_dispatch_stack,
+    readers = (sys.getprofile, threading.getprofile, gc.get_objects, gc.get_referrers, gc.get_referents,
+               _python_dispatch._get_current_dispatch_mode_stack, _python_dispatch._get_current_dispatch_mode,
+               getattr(torch._C, "_get_dispatch_stack_at", None))  # the way to a recorder, to edit what it saw
+    for obj in (*readers, sys.setprofile, threading.setprofile, torch._C._pop_torch_dispatch_stack,
                 getattr(torch._C, "_set_dispatch_mode", None), getattr(torch._C, "_unset_dispatch_mode", None),
                 getattr(torch._C, "_dispatch_tls_set_dispatch_key_excluded", None),
                 _python_dispatch._pop_mode, _python_dispatch._pop_mode_temporarily,
@@ -427,7 +434,7 @@ def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any]
     installed only when there are ``aten`` patterns (``torch.export`` and ``torch.compile`` inside the
     window then run as they would without it).
     """
-    seen = Seen()
+    seen, report = Seen(), Seen()  # the block gets ``report``, filled only when the window closes
     table, counted = _table(calls), _table(count)
     patterns = [_pattern(p) for p in aten]
     recorder = _Recorder(patterns, [_pattern(p) for p in allow], seen) if patterns else None
@@ -438,7 +445,7 @@ def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any]
     threading.setprofile(hook)
     sys.setprofile(hook)
     try:
-        yield seen
+        yield report
     finally:
         current = sys.getprofile()
         sys.setprofile(previous_profile)
@@ -449,6 +456,7 @@ def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any]
         if threading.getprofile() is not hook:
             seen.found.add("tampering: thread profile hook replaced")
         threading.setprofile(previous_thread_profile)
+        report.found, report.counts = seen.found, seen.counts
 
 
 def _close(recorder: _Recorder, seen: Seen) -> None:

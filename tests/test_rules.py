@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import subprocess
 import sys
 import threading
@@ -167,6 +168,22 @@ def test_tampering_is_reported_and_the_recorders_are_restored() -> None:
     assert seen_by(blind_transpose, aten=TRANSPOSES) == ["tampering: Python dispatch key excluded"]
     assert sys.getprofile() is None and threading.getprofile() is None
     assert _get_current_dispatch_mode_stack() == []
+
+
+def test_clearing_the_report_from_inside_the_window_changes_nothing() -> None:
+    t = torch.randn(3, 4)
+
+    def transpose_then_clear_the_callers_report() -> None:
+        t.transpose(0, 1)
+        for value in sys._getframe(1).f_locals.values():
+            if hasattr(value, "found"):
+                value.found.clear()
+
+    with forbidden(aten=TRANSPOSES) as seen:
+        transpose_then_clear_the_callers_report()
+    assert seen.violations == ["aten.transpose.int"]
+    assert "tampering: sys.getprofile" in seen_by(sys.getprofile)
+    assert "tampering: gc.get_objects" in seen_by(gc.get_objects)
 
 
 def test_an_outer_profile_function_comes_back() -> None:

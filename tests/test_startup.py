@@ -15,8 +15,8 @@ GRADE_READERS = ("labs.cli", "graders.results", "graders.gradebook", "graders.re
 
 @pytest.mark.parametrize("module", GRADE_READERS)
 def test_module_imports_without_torch(module: str) -> None:
-    code = f"import sys, {module}; print(sorted(m for m in ('torch', 'numpy') if m in sys.modules))"
+    code = f"import sys, {module}; print('torch' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=labs_env(), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "torch" not in proc.stdout, f"importing {module} imports torch"
+    assert proc.stdout.strip() == "False", f"importing {module} imports torch"
