@@ -321,15 +321,13 @@ class _Hook:
         except Exception as err:  # noqa: BLE001 - the hook must never raise into the code it watches
             self.seen.found.add(f"recorder error: {type(err).__name__}")
 
-    def facts(self, code: types.CodeType) -> _CodeFacts:
-        """What this window knows of ``code``."""
-        facts = self.known.get(id(code))
-        if facts is None:
-            forbidden = tuple(name for name in (self.calls.codes.get(code), _ESCAPE.codes.get(code)) if name)
-            own, library, counted = code.co_filename == _OWN_FILE, _is_library(code.co_filename), self.counted.codes.get(code)
-            facts = _CodeFacts(code, own, library, forbidden, counted, _TAMPER.codes.get(code),
-                               own or (library and not forbidden and counted is None))
-            self.known[id(code)] = facts
+    def learn(self, code: types.CodeType) -> _CodeFacts:
+        """Work out and keep what this window needs to know of ``code`` (seen for the first time)."""
+        forbidden = tuple(name for name in (self.calls.codes.get(code), _ESCAPE.codes.get(code)) if name)
+        own, library, counted = code.co_filename == _OWN_FILE, _is_library(code.co_filename), self.counted.codes.get(code)
+        facts = _CodeFacts(code, own, library, forbidden, counted, _TAMPER.codes.get(code),
+                           own or (library and not forbidden and counted is None))
+        self.known[id(code)] = facts
         return facts
 
     def submission_checks(self) -> None:
@@ -340,8 +338,8 @@ class _Hook:
     def on_call(self, frame: types.FrameType) -> None:
         code, caller = frame.f_code, frame.f_back
         known = self.known
-        facts = known.get(id(code)) or self.facts(code)
-        caller_facts = (known.get(id(caller.f_code)) or self.facts(caller.f_code)) if caller is not None else None
+        facts = known.get(id(code)) or self.learn(code)
+        caller_facts = (known.get(id(caller.f_code)) or self.learn(caller.f_code)) if caller is not None else None
         if facts.own or (caller_facts is not None and caller_facts.own):
             return
         if facts.forbidden:
@@ -379,7 +377,7 @@ class _Hook:
             del self.active[key]
 
     def on_c_call(self, frame: types.FrameType, fn: Any) -> None:
-        facts = self.known.get(id(frame.f_code)) or self.facts(frame.f_code)
+        facts = self.known.get(id(frame.f_code)) or self.learn(frame.f_code)
         if facts.own:
             return
         if id(fn) in self.builtin_ids or fn.__name__ in self.method_names:
