@@ -12,6 +12,7 @@ priority (``nice -n 10``): where the lanes want more than the machine's cores, t
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import threading
@@ -32,6 +33,7 @@ class StageResult:
     status: str
     seconds: float
     log: Path
+    cpu_seconds: float = 0.0
 
 
 def parse_lanes(arguments: list[str]) -> list[Lane]:
@@ -52,15 +54,51 @@ def minutes(seconds: float) -> str:
     return f"{whole // 60} min {whole % 60:02d} s" if whole >= 60 else f"{whole} s"
 
 
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")  # cgroup v1's CPU accounting, where this machine has it
+
+
+def cpu_group(stage: str) -> Path | None:
+    """A fresh cpuacct group for one stage (v1 only; its processes' CPU time, those never waited for included)."""
+    group = CPUACCT / f"labs-lanes-{os.getpid()}" / stage
+    try:
+        group.mkdir(parents=True)
+    except OSError:
+        return None
+    return group
+
+
+def group_cpu_seconds(group: Path) -> float:
+    """The group's CPU time so far, then the group is gone (its processes have all exited)."""
+    seconds = int((group / "cpuacct.usage").read_text()) / 1e9
+    for folder in (group, group.parent):
+        try:
+            folder.rmdir()
+        except OSError:  # the lanes' folder still holds another stage's group
+            pass
+    return seconds
+
+
 def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
-    """``make STAGE`` (``make``: the command, ``nice`` included for a background stage), output in ``logs/STAGE.log``."""
+    """``make STAGE`` (``make``: the command, ``nice`` included for a background stage), output in ``logs/STAGE.log``.
+
+    The CPU time is every process of the stage's where cgroup v1's cpuacct is writable (as root); elsewhere
+    that of the processes it waited for (a sandbox killed whole is not among them).
+    """
     log = logs / f"{stage}.log"
     say(f"lanes: {stage} started (log: {log})")
+    group = cpu_group(stage)
+    command = [*make, stage]
+    if group is not None:  # the shell joins the group, then becomes make: every later process is inside
+        command = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *command]
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
-        code = subprocess.call([*make, stage], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    result = StageResult(stage, "passed" if code == 0 else "failed", time.monotonic() - start, log)
-    say(f"lanes: {stage} {result.status} in {minutes(result.seconds)}")
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.monotonic() - start
+    cpu = group_cpu_seconds(group) if group is not None else usage.ru_utime + usage.ru_stime
+    result = StageResult(stage, "passed" if child.returncode == 0 else "failed", seconds, log, cpu)
+    say(f"lanes: {stage} {result.status} in {minutes(result.seconds)} ({result.cpu_seconds:.0f} CPU-s)")
     return result
 
 
@@ -79,11 +117,13 @@ def run_lane(lane: Lane, make: list[str], logs: Path, say, background: frozenset
 def summary(results: list[StageResult], wall: float) -> str:
     """One line per stage, then the total wall time."""
     width = max(len(r.stage) for r in results)
-    lines = [f"  {r.stage:<{width}}  {r.status:<7}  {minutes(r.seconds) if r.status != 'not run' else '-'}"
+    lines = [f"  {r.stage:<{width}}  {r.status:<7}  "
+             + (f"{minutes(r.seconds)}  {r.cpu_seconds:.0f} CPU-s" if r.status != "not run" else "-")
              for r in results]
     failed = [r.stage for r in results if r.status != "passed"]
     verdict = f"failed: {', '.join(failed)}" if failed else "all passed"
-    return "\n".join(["lanes: summary", *lines, f"lanes: {verdict} in {minutes(wall)} (wall)"])
+    cpu = sum(r.cpu_seconds for r in results)
+    return "\n".join(["lanes: summary", *lines, f"lanes: {verdict} in {minutes(wall)} (wall), {cpu:.0f} CPU-s"])
 
 
 def main(argv: list[str] | None = None) -> int:

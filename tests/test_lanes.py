@@ -27,13 +27,27 @@ after_broken:
 \ttouch after_broken
 niceness:
 \t@python3 -c "import os; print(os.nice(0))"
+burn_unwaited:
+\t@python3 -c "$$BURN_THEN_EXIT_UNWAITED"
+"""
+
+# A child burns 0.5 s of CPU and exits; its parent never waits for it (as a sandbox killed whole is never).
+BURN_THEN_EXIT_UNWAITED = """
+import os, time
+if os.fork() == 0:
+    while time.process_time() < 0.5:
+        pass
+    os._exit(0)
+time.sleep(2)
+os._exit(0)
 """
 
 
 def lanes(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
     (folder / "Makefile").write_text(MAKEFILE)
     return subprocess.run([sys.executable, str(LANES), *arguments, "--make", f"make -C {folder}",
-                           "--logs", str(folder / "logs")], capture_output=True, text=True, timeout=120)
+                           "--logs", str(folder / "logs")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "BURN_THEN_EXIT_UNWAITED": BURN_THEN_EXIT_UNWAITED})
 
 
 def test_lanes_run_side_by_side_and_stages_in_order(tmp_path: Path):
@@ -65,3 +79,13 @@ def test_bad_lanes_are_one_line_exit_2(tmp_path: Path, arguments: list[str]):
     done = lanes(tmp_path, *arguments)
     assert done.returncode == 2
     assert done.stderr.startswith("lanes: error: ") and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_stage_counts_the_cpu_of_processes_it_never_waited_for(tmp_path: Path):
+    if not os.access("/sys/fs/cgroup/cpuacct", os.W_OK):
+        pytest.skip("needs cgroup v1's cpuacct, writable (root): elsewhere only waited-for processes count")
+    done = lanes(tmp_path, "burn_unwaited")
+    assert done.returncode == 0, done.stdout + done.stderr
+    cpu = float(done.stdout.split("burn_unwaited passed in ")[1].split("(")[1].split(" CPU-s")[0])
+    assert cpu >= 0.5  # the forked child burnt 0.5 s after its parent exited; nobody waited for it
+    assert not list(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*"))
