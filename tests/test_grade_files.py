@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs, labs_env
 
 pytestmark = pytest.mark.grading
 
@@ -357,6 +357,28 @@ def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
 
 
 # --- gradebook and exports, one notebook at a time ------------------------------------------------
+
+
+def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+
+    from nbgrader.dbutil import write_alembic_ini
+
+    from graders.nbgrader_course import gradebook_schema_head, open_gradebook
+
+    write_alembic_ini(str(tmp_path / "alembic.ini"), f"sqlite:///{tmp_path / 'scratch.db'}")
+    heads = subprocess.run(["alembic", "-c", str(tmp_path / "alembic.ini"), "heads"], capture_output=True, text=True,
+                           env=labs_env(), check=True, timeout=60)
+    assert heads.stdout.split()[0] == gradebook_schema_head()  # what nbgrader's own subprocess would have said
+
+    def no_subprocess(*args, **kwargs):
+        raise AssertionError(f"a subprocess for a new gradebook: {args}")
+
+    monkeypatch.setattr(subprocess, "check_output", no_subprocess)
+    with open_gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
+        pass
+    stamped = sqlite3.connect(tmp_path / "gradebook.db").execute("SELECT version_num FROM alembic_version").fetchall()
+    assert stamped == [(gradebook_schema_head(),)]
 
 
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session bookkeeping
