@@ -45,7 +45,9 @@ test: venv system-deps lint bytecode
 	@echo "make test: all passed"
 
 # torch comes from pip (its configured index or TORCH_PIP_ARGS: a CPU build); the pinned rest from uv, which
-# installs the same set in seconds (pip: about a minute), keeping the torch it finds; pip if uv fails.
+# installs the same set in a third of the time (24 s, pip 67 s), keeping the torch it finds; pip if uv fails.
+# --compile-bytecode, as pip does: the sandboxes see site-packages read-only, so without .pyc files every
+# sandboxed process compiles what it imports (a fresh make test: 2269 CPU-s instead of about 1900).
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml requirements/constraints.txt
@@ -53,7 +55,7 @@ $(VENV)/.installed: pyproject.toml requirements/constraints.txt
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(BIN)/python -m pip install -q -c requirements/constraints.txt uv
-	$(BIN)/uv pip install --python $(BIN)/python -q -c requirements/constraints.txt -e '.[dev]' \
+	$(BIN)/uv pip install --python $(BIN)/python -q --compile-bytecode -c requirements/constraints.txt -e '.[dev]' \
 		|| { echo "uv could not install the pinned set: installing it with pip"; \
 		     $(BIN)/python -m pip install -q -c requirements/constraints.txt -e '.[dev]'; }
 	touch $@

@@ -1,9 +1,11 @@
-"""Fixed start-up: the commands that only read or write grades never import torch (3 s of every run)."""
+"""Fixed start-up: the commands that only read or write grades never import torch (3 s of every run); the
+installed packages carry their bytecode."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,3 +22,17 @@ def test_module_imports_without_torch(module: str) -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False", f"importing {module} imports torch"
+
+
+
+@pytest.mark.parametrize("package", ["nbformat", "jupyter_client", "onnx"])
+def test_installed_packages_carry_their_bytecode(package: str) -> None:
+    """Every module of the package has its .pyc: the sandboxes see site-packages read-only, so without
+    them each job compiles what it imports (make venv compiles at install, as pip does)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.origin, f"{package} is not installed"
+    sources = sorted(Path(spec.origin).parent.rglob("*.py"))
+    missing = [str(p) for p in sources if not Path(importlib.util.cache_from_source(str(p))).is_file()]
+    assert sources and not missing, f"{package}: {len(missing)} of {len(sources)} modules without bytecode: {missing[:3]}"
