@@ -67,15 +67,19 @@ def cpu_group(stage: str) -> Path | None:
     return group
 
 
-def group_cpu_seconds(group: Path) -> float:
-    """The group's CPU time so far, then the group is gone (its processes have all exited)."""
+def group_cpu_seconds(group: Path, settle: float = 5.0) -> tuple[float, int]:
+    """The group's CPU time and how many of its processes still run ``settle`` s after the stage ended
+    (those exiting on their own, a kernel zygote after its client, are waited for); an empty group is removed."""
+    deadline = time.monotonic() + settle
+    while (left := len((group / "cgroup.procs").read_text().split())) and time.monotonic() < deadline:
+        time.sleep(0.1)
     seconds = int((group / "cpuacct.usage").read_text()) / 1e9
     for folder in (group, group.parent):
         try:
             folder.rmdir()
-        except OSError:  # the lanes' folder still holds another stage's group
+        except OSError:  # processes left in it, or the lanes' folder still holds another stage's group
             pass
-    return seconds
+    return seconds, left
 
 
 def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
@@ -96,7 +100,9 @@ def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.monotonic() - start
-    cpu = group_cpu_seconds(group) if group is not None else usage.ru_utime + usage.ru_stime
+    cpu, left = group_cpu_seconds(group) if group is not None else (usage.ru_utime + usage.ru_stime, 0)
+    if left:
+        say(f"lanes: {stage} left {left} processes running after it ended (cgroup {group})")
     result = StageResult(stage, "passed" if child.returncode == 0 else "failed", seconds, log, cpu)
     say(f"lanes: {stage} {result.status} in {minutes(result.seconds)} ({result.cpu_seconds:.0f} CPU-s)")
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,8 @@ niceness:
 \t@python3 -c "import os; print(os.nice(0))"
 burn_unwaited:
 \t@python3 -c "$$BURN_THEN_EXIT_UNWAITED"
+leave_behind:
+\t@sleep 6 > /dev/null 2>&1 &
 """
 
 # A child burns 0.5 s of CPU and exits; its parent never waits for it (as a sandbox killed whole is never).
@@ -90,3 +93,20 @@ def test_a_stage_counts_the_cpu_of_processes_it_never_waited_for(tmp_path: Path)
     cpu = float(done.stdout.split("burn_unwaited passed in ")[1].split("(")[1].split(" CPU-s")[0])
     assert cpu >= 0.5  # the forked child burnt 0.5 s after its parent exited; nobody waited for it
     assert set(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*")) == groups_before  # its group is gone
+
+
+def test_a_stage_that_leaves_a_process_running_is_named(tmp_path: Path):
+    if not os.access("/sys/fs/cgroup/cpuacct", os.W_OK):
+        pytest.skip("needs cgroup v1's cpuacct, writable (root): elsewhere the lanes cannot see what a stage left")
+    groups_before = set(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*"))
+    done = lanes(tmp_path, "leave_behind")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lanes: leave_behind left 1 processes running after it ended" in done.stdout, done.stdout
+    for group in set(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*")) - groups_before:  # once the sleep ends
+        for _ in range(100):
+            try:
+                (group / "leave_behind").rmdir()
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
