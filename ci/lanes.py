@@ -97,8 +97,8 @@ def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
     start = time.monotonic()
     with log.open("w", encoding="utf-8") as out:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
+        _, status, usage = os.wait4(child.pid, 0)  # wait4: the rusage of what make waited for, too
+        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
     seconds = time.monotonic() - start
     cpu, left = group_cpu_seconds(group) if group is not None else (usage.ru_utime + usage.ru_stime, 0)
     if left:

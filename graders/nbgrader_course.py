@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+from functools import cache
 from pathlib import Path
 
 import nbgrader.api
@@ -40,11 +41,13 @@ def ensure_tools_on_path() -> None:
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
+@cache
 def gradebook_schema_head() -> str:
     """The newest revision of nbgrader's gradebook schema, which a new gradebook is stamped with.
 
     Read here from nbgrader's own migration scripts; nbgrader's ``get_alembic_version`` starts an
-    ``alembic heads`` process for it (1.6 s of CPU) on every new gradebook, so this replaces it.
+    ``alembic heads`` process for it (1.6 s of CPU) on every new gradebook, so this replaces it; the scripts
+    are read once per process.
     """
     return ScriptDirectory(ALEMBIC_DIR).get_current_head()
 

@@ -24,7 +24,6 @@ def test_module_imports_without_torch(module: str) -> None:
     assert proc.stdout.strip() == "False", f"importing {module} imports torch"
 
 
-
 @pytest.mark.parametrize("package", ["nbformat", "jupyter_client", "onnx"])
 def test_installed_packages_carry_their_bytecode(package: str) -> None:
     """Every module of the package has its .pyc: the sandboxes see site-packages read-only, so without
