@@ -294,6 +294,7 @@ def grade(
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)")] = 0,
     timeout: Annotated[float, typer.Option(help="wall-clock seconds per submission")] = 300,
     memory: Annotated[str, typer.Option(help="memory per submission: 4G, 512M, 1.5GiB (a bare number is MiB)")] = "4G",
+    cpu: Annotated[int, typer.Option(help="CPU seconds per submission, all its processes together")] = 600,
     shard: Annotated[str | None, typer.Option(help="i/n: grade every n-th student, starting at the i-th")] = None,
     report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
 ) -> None:
@@ -313,12 +314,12 @@ def grade(
     memory_bytes = parse_size(memory)
     if memory_bytes is None:
         fail(f"--memory: {memory!r} is not a size (write 4G, 512M or a number of MiB)")
-    if jobs < 0 or timeout <= 0 or memory_bytes <= 0:
-        fail("--jobs, --timeout and --memory must be positive")
+    if jobs < 0 or timeout <= 0 or memory_bytes <= 0 or cpu <= 0:
+        fail("--jobs, --timeout, --memory and --cpu must be positive")
     _quiet_nbgrader()
     _isolation_warning()
     request = GradeRequest(submissions, chapter, course_dir, root, db, jobs,
-                           Limits(wall_seconds=timeout, memory_bytes=memory_bytes), shard_spec, report)
+                           Limits(wall_seconds=timeout, cpu_seconds=cpu, memory_bytes=memory_bytes), shard_spec, report)
     lock = threading.Lock()
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, disable=not err_console.is_terminal) as progress:

@@ -32,16 +32,6 @@ def test_unknown_chapter_is_one_line_exit_2():
     assert result.stderr.strip().startswith("error: 99_nope: no such chapter")
 
 
-def test_a_lab_below_the_standard_fails_the_check(tmp_path: Path):
-    result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
-                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path))
-    assert result.returncode == 1, result.stdout
-    out = " ".join(result.stdout.split())
-    assert "below the standard: lab_basic: 2 graded exercises, the standard is 6" in out
-    assert "lab_basic: 5 points, the standard is 30" in out
-    assert "exercise scale has 1 wrong solutions, the standard is 3" in out
-
-
 def test_only_jobs_of_the_source_carry_a_probe_traceback():
     from graders.job import Job, run_probes
 
@@ -55,15 +45,23 @@ def test_only_jobs_of_the_source_carry_a_probe_traceback():
     assert not Job.from_plain(Job([]).to_plain()).traceback
 
 
-def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap(tmp_path: Path):
-    """`labs check --no-sandbox` (what `python -m graders.trial` was): same verdicts, no bwrap."""
+def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it_to_the_standard(tmp_path: Path):
+    """`labs check --no-sandbox` (what `python -m graders.trial` was): same verdicts, no bwrap; and under the
+    course's standard (no --min-* options) the small fixture lab fails the check, saying why."""
     result = labs("check", "fx_basic", "--no-sandbox", "--course", str(FIXTURES / "course"), "--wrong-solutions",
-                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path), *FIXTURE_STANDARD)
-    assert result.returncode == 0, result.stdout + result.stderr
+                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
     assert "labs check --no-sandbox: submissions run without bubblewrap" in result.stderr
-    assert "1/1 chapters pass the self-check" in result.stdout
-    assert "scale__in_place.py" in result.stdout and "FAIL" not in result.stdout
-
+    assert "scale__in_place.py" in result.stdout and "relu_grad__sign.py" in result.stdout
+    failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
+    assert "FAIL (below)" not in result.stdout and len(failures) == 4, failures  # every version earned what it should
+    assert all("below the standard" in line for line in failures), failures
+    out = " ".join(result.stdout.split())
+    assert "0/1 chapters pass the self-check" in out
+    assert "below the standard: lab_basic: 2 graded exercises, the standard is 6" in out
+    assert "lab_basic: 5 points, the standard is 30" in out
+    assert "exercise scale has 1 wrong solutions, the standard is 3" in out
+    assert "exercise relu_grad has 1 wrong solutions, the standard is 3" in out
 
 
 # Every way a lab can fail the check, each in a chapter of its own (a copy of the fixture lab with one thing

@@ -46,7 +46,8 @@ ATTACKS = {
                  "def relu_grad(x):\n    return torch.tensor([0.0, 1.0, 1.0])\n",
     "os-exit": "import os\nos._exit(0)\n",
     "sys-exit": "import sys\nsys.exit(0)\n" + WRONG,
-    "infinite-loop": "while True:\n    pass\n",
+    "infinite-loop": "while True:\n    pass\n",  # ends at --cpu, long before --timeout
+    "sleep-forever": "import time\nwhile True:\n    time.sleep(60)\n",  # uses no CPU: ends at --timeout
     "memory-bomb": "blocks = []\nwhile True:\n    blocks.append(bytearray(1 << 28))\n",
     "fork-bomb": "import os\nfor _ in range(100000):\n    try:\n        if os.fork() == 0:\n"
                  "            import time; time.sleep(60); os._exit(0)\n    except OSError:\n        break\n" + WRONG,
@@ -225,9 +226,17 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         _write(subs, f"edit-{edit}", _edited(edit))
     _bad_files(subs)
     proc = labs("grade", str(subs), "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(root),
-                "--jobs", "2", "--timeout", "30", "--memory", "1024", timeout=900)
+                "--jobs", "2", "--timeout", "30", "--cpu", "5", "--memory", "1024", timeout=900)
     results = json.loads((root / "reports" / "results.json").read_text())
     return {"proc": proc, "root": root, "grades": {g["student"]: g for g in results["grades"]}, "results": results}
+
+
+@pytest.fixture(scope="module")
+def feedback(graded: dict):
+    """`labs feedback` for the whole batch, once: the tests read its pages."""
+    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
+    assert proc.returncode == 0, proc.stderr
+    return graded["root"] / "feedback"
 
 
 def _cells(grade: dict) -> dict[str, float]:
@@ -244,13 +253,19 @@ def test_attack_earns_nothing(graded: dict, attack: str) -> None:
     assert _cells(grade) == dict.fromkeys(FULL, 0.0), grade
 
 
-@pytest.mark.parametrize(("attack", "status"), [("infinite-loop", "timeout"), ("os-exit", "crashed"),
+@pytest.mark.parametrize(("attack", "status"), [("infinite-loop", "cpu limit"), ("sleep-forever", "timeout"),
+                                                ("os-exit", "crashed"),
                                                 ("flood-output", "output limit"), ("forge-result", "bad result"),
                                                 ("result-dag", "bad result")])
 def test_attack_is_reported(graded: dict, attack: str, status: str) -> None:
     grade = graded["grades"][attack]
     assert grade["status"] == status, grade
     assert grade["error"], grade
+
+
+def test_only_the_spinning_attack_meets_the_cpu_limit(graded: dict) -> None:
+    """--cpu 5 ends the spin; every other attack ran to its own end (stack-walk searched everything)."""
+    assert [s for s, g in graded["grades"].items() if g["status"] == "cpu limit"] == ["infinite-loop"]
 
 
 def test_edited_test_cells_cost_only_that_cell(graded: dict) -> None:
@@ -294,10 +309,8 @@ def test_gradebook_holds_the_graders_scores(graded: dict) -> None:
         assert len(gradebook.students) == len(graded["grades"])
 
 
-def test_feedback_hides_hidden_tests(graded: dict) -> None:
-    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
-    assert proc.returncode == 0, proc.stderr
-    page = (graded["root"] / "feedback" / "memorised" / CHAPTER / "lab_basic.html").read_text()
+def test_feedback_hides_hidden_tests(feedback: Path) -> None:
+    page = (feedback / "memorised" / CHAPTER / "lab_basic.html").read_text()
     assert "0/3 points" in page and "differ from the reference" in page
     assert "BEGIN HIDDEN TESTS" not in page and "manual_seed(2)" not in page and "torch.randn(50" not in page
 
@@ -312,15 +325,13 @@ def test_exports(graded: dict, tmp_path: Path) -> None:
     honest = json.loads((tmp_path / "gs" / "honest" / CHAPTER / "results.json").read_text())
     assert honest["score"] == 5.0 and {t["name"] for t in honest["tests"]} == set(FULL)
     summary = (graded["root"] / "reports" / "summary.html").read_text()
-    assert "timeout" in summary and "infinite-loop" in summary and "data:image/png;base64," in summary
+    assert "timeout" in summary and "sleep-forever" in summary and "cpu limit" in summary and "data:image/png;base64," in summary
 
 
-def test_probe_source_never_reaches_a_report(graded: dict) -> None:
-    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
-    assert proc.returncode == 0, proc.stderr
+def test_probe_source_never_reaches_a_report(graded: dict, feedback: Path) -> None:
     texts = [(graded["root"] / "reports" / "results.json").read_text(), graded["proc"].stdout, graded["proc"].stderr,
              (graded["root"] / "reports" / "summary.html").read_text(),
-             (graded["root"] / "feedback" / "smuggle-probes" / CHAPTER / "lab_basic.html").read_text()]
+             (feedback / "smuggle-probes" / CHAPTER / "lab_basic.html").read_text()]
     assert not [t for t in texts if PROBE_LINE in t or "draw.randn" in t]
     why = {c["grade_id"]: c["why"] for c in graded["grades"]["smuggle-probes"]["cells"]}
     assert why["test_scale"].endswith("raised an exception"), why

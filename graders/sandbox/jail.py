@@ -38,6 +38,12 @@ class Limits:
     file_bytes: int = 64 << 20  # largest file the job may write
     tmp_bytes: int = 512 << 20  # its private /tmp
 
+    @property
+    def cpu_backstop_seconds(self) -> int:
+        """Each process's own CPU rlimit: above the job's budget, so that the watchdog (which sums all
+        the job's processes) ends a spinning job first, as "cpu limit", not as a process killed by SIGXCPU."""
+        return self.cpu_seconds + max(5, self.cpu_seconds // 10)
+
 
 def _check(result: int, what: str) -> None:
     if result != 0:
@@ -126,7 +132,7 @@ def set_limits(limits: Limits, base_processes: int = 0) -> str:
     """
     with open("/proc/self/status") as status:
         mapped = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
-    for kind, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, mapped + limits.memory_bytes),
+    for kind, value in ((resource.RLIMIT_CPU, limits.cpu_backstop_seconds), (resource.RLIMIT_AS, mapped + limits.memory_bytes),
                         (resource.RLIMIT_NPROC, limits.processes + base_processes), (resource.RLIMIT_FSIZE, limits.file_bytes),
                         (resource.RLIMIT_NOFILE, 1024), (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(kind, (value, value))

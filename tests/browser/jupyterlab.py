@@ -225,8 +225,9 @@ class LabNotebook:
     def cell_states(self) -> list[dict]:
         return self.cells.evaluate_all(CELL_STATE_JS)
 
-    def wait_idle(self, timeout: float = 900, settle: int = 5, poll_ms: int = 200) -> None:
-        """Until no cell is queued or running and the kernel is idle (UI and REST) for ``settle`` polls in a row."""
+    def wait_idle(self, timeout: float = 900, settle: int = 3, poll_ms: int = 500) -> None:
+        """Until no cell is queued or running and the kernel is idle (UI and REST) for ``settle`` polls in a row
+        (each poll reads every cell of the page and asks the server: twice a second is enough)."""
         deadline, calm = time.monotonic() + timeout, 0
         self.page.wait_for_timeout(poll_ms)
         while calm < settle:
