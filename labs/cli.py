@@ -148,10 +148,14 @@ def run(
     """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from labs.notebooks import BadInput
+    from labs.notebooks import BadInput, discover
     from labs.run import report, timings
     from labs.run.pipeline import RunRequest, run_notebooks
 
+    try:
+        discover(paths or DEFAULT_PATHS)  # a path that is not there is said before the device check loads torch
+    except BadInput as err:
+        fail(str(err))
     if jobs < 1:
         fail(f"--jobs must be at least 1, got {jobs}")
     if timeout <= 0:

@@ -30,9 +30,11 @@ def parse_size(text: str) -> int | None:
 def resolve_device(device: str) -> str:
     """``--device`` (auto, cpu, cuda) as the device notebooks get; ValueError/RuntimeError say why not.
 
-    ``cpu`` is answered without importing torch (it takes seconds); the rest is
+    An unknown name and ``cpu`` are answered without importing torch (it takes seconds); the rest is
     :func:`labutils.notebook.resolve_device`, the rule notebooks follow too.
     """
+    if device.lower() not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"unknown device {device!r}")
     if device.lower() == "cpu":
         return "cpu"
     from labutils.notebook import resolve_device as notebook_device
