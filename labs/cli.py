@@ -303,14 +303,6 @@ def grade(
     report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
 ) -> None:
     """Grade submissions in sandboxes; scores go to the nbgrader gradebook."""
-    import threading
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from graders.pipeline import BadRequest, GradeRequest, grade_submissions
-    from graders.sandbox.jail import Limits
-    from labs.tables import print_grade_run
-
     try:
         shard_spec = parse_shard(shard) if shard else (1, 1)
     except ValueError as err:
@@ -320,6 +312,14 @@ def grade(
         fail(f"--memory: {memory!r} is not a size (write 4G, 512M or a number of MiB)")
     if jobs < 0 or timeout <= 0 or memory_bytes <= 0 or cpu <= 0:
         fail("--jobs, --timeout, --memory and --cpu must be positive")
+    import threading  # torch loads with the pipeline, once the options are known to be good
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from graders.pipeline import BadRequest, GradeRequest, grade_submissions
+    from graders.sandbox.jail import Limits
+    from labs.tables import print_grade_run
+
     _quiet_nbgrader()
     _isolation_warning()
     request = GradeRequest(submissions, chapter, course_dir, root, db, jobs,

@@ -1,5 +1,5 @@
 """Fixed start-up: the commands that only read or write grades never import torch (3 s of every run), nor
-does a mistyped `labs run`; the installed packages carry their bytecode."""
+does a mistyped `labs run` or `labs grade`; the installed packages carry their bytecode."""
 
 from __future__ import annotations
 
@@ -24,10 +24,12 @@ def test_module_imports_without_torch(module: str) -> None:
     assert proc.stdout.strip() == "False", f"importing {module} imports torch"
 
 
-@pytest.mark.parametrize("args", [["no/such/dir"], ["tests/fixtures/course", "--device", "tpu"]])
-def test_a_mistyped_labs_run_is_answered_without_torch(args: list[str]) -> None:
-    """A path that is not there, or an unknown device: the one-line error comes before torch loads."""
-    code = ("import sys\nfrom labs.cli import app\ntry:\n    app(" + repr(["run", *args]) + ")\n"
+@pytest.mark.parametrize("args", [["run", "no/such/dir"], ["run", "tests/fixtures/course", "--device", "tpu"],
+                                  ["grade", "build", "--cpu", "0"], ["grade", "build", "--memory", "lots"]])
+def test_a_mistyped_command_is_answered_without_torch(args: list[str]) -> None:
+    """A path that is not there, an unknown device, a limit that is not one: the one-line error comes
+    before torch loads."""
+    code = ("import sys\nfrom labs.cli import app\ntry:\n    app(" + repr(args) + ")\n"
             "except SystemExit as end:\n    print(end.code, 'torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=labs_env(), capture_output=True, text=True,
                           timeout=120)
