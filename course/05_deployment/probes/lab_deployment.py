@@ -124,7 +124,7 @@ def onnx_parity(ns: Namespace, draw: Draw) -> dict:
     sizes = [draw.choice([4, 8])] + [draw.choice([1, 2, 3, 5, 6, 7, 9, 10, 11, 13]) for _ in range(draw.randint(2, 3))]
     scales = [draw.choice([0.5, 1.0])] + [draw.choice([1.0, 2.0, 100.0]) for _ in sizes[1:]]
     scales[draw.randint(1, len(sizes) - 1)] = 1000.0  # never the example (inputs[0])
-    inputs = [draw.randn(n, n_in) * s for n, s in zip(sizes, scales, strict=True)]
+    inputs = _agreeing_in_different_shares(draw, [draw.randn(n, n_in) * s for n, s in zip(sizes, scales, strict=True)])
     others = [draw.randn(n, n_in) for n in (1, draw.randint(10, 40))]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"net{draw.randint(0, 10**6)}.onnx")
@@ -139,6 +139,26 @@ def onnx_parity(ns: Namespace, draw: Draw) -> dict:
         one_batch = outcome(ns["onnx_parity"], net, [mixed], os.path.join(tmp, "mixed.onnx"))
     return {"returned": _pair(got), "one_mixed_batch": _pair(one_batch), "file_exists": exists,
             "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
+
+
+def _agreeing_in_different_shares(draw: Draw, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """``inputs`` with the first feature's sign set row by row (a positive row changes class once exported),
+    so that the share of agreeing rows over all inputs differs from the mean of each batch's share by at
+    least 0.01 (100 times the probe's rtol): a solution that averages per batch never matches by chance."""
+    sizes = [len(x) for x in inputs]
+    for _ in range(1000):
+        changed = [draw.randint(0, n) for n in sizes]
+        shares = [(n - k) / n for n, k in zip(sizes, changed, strict=True)]
+        overall = sum(n - k for n, k in zip(sizes, changed, strict=True)) / sum(sizes)
+        if abs(overall - sum(shares) / len(shares)) >= 0.01:
+            break
+    else:
+        raise AssertionError(f"no split of batches {sizes} tells the two averages apart")
+    for x, k in zip(inputs, changed, strict=True):
+        rows = draw.random.sample(range(len(x)), k)
+        x[:, 0] = -x[:, 0].abs() - 0.1
+        x[rows, 0] = -x[rows, 0]
+    return inputs
 
 
 def _pair(got: object) -> object:
