@@ -312,7 +312,8 @@ def grade(
         fail(f"--memory: {memory!r} is not a size (write 4G, 512M or a number of MiB)")
     if jobs < 0 or timeout <= 0 or memory_bytes <= 0 or cpu <= 0:
         fail("--jobs, --timeout, --memory and --cpu must be positive")
-    import threading  # torch loads with the pipeline, once the options are known to be good
+    # torch loads with the pipeline: only once the options are known to be good
+    import threading
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

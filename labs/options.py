@@ -27,15 +27,20 @@ def parse_size(text: str) -> int | None:
     return int(float(found[1]) * SIZE_UNITS[found[2].lower()]) if found else None
 
 
+# labutils.notebook.DEVICE_CHOICES, which cannot be imported without torch (tests/test_startup.py keeps them equal).
+DEVICES = ("auto", "cpu", "cuda")
+
+
 def resolve_device(device: str) -> str:
     """``--device`` (auto, cpu, cuda) as the device notebooks get; ValueError/RuntimeError say why not.
 
     An unknown name and ``cpu`` are answered without importing torch (it takes seconds); the rest is
     :func:`labutils.notebook.resolve_device`, the rule notebooks follow too.
     """
-    if device.lower() not in ("auto", "cpu", "cuda"):
+    choice = device.lower()
+    if choice not in DEVICES:
         raise ValueError(f"unknown device {device!r}")
-    if device.lower() == "cpu":
+    if choice == "cpu":
         return "cpu"
     from labutils.notebook import resolve_device as notebook_device
 

@@ -1,6 +1,6 @@
 """A probe's random inputs must tell a plausible mistake from the answer for every salt, not for most: each
-`labs grade` and `labs check` run draws them anew, so a mistake that matches by chance in one draw in
-twenty earns full marks in one run in twenty (`labs check` once failed so on lab 05)."""
+`labs grade` and `labs check` run draws them anew, so a mistake that matches by chance in one draw in 200
+earns full marks in one grading run in 200 (`labs check` once failed so on lab 05)."""
 
 from __future__ import annotations
 

@@ -36,6 +36,13 @@ def test_a_mistyped_command_is_answered_without_torch(args: list[str]) -> None:
     assert proc.stdout.split() == ["2", "False"], proc.stdout + proc.stderr
 
 
+def test_the_cli_knows_the_devices_notebooks_know() -> None:
+    from labs.options import DEVICES
+    from labutils.notebook import DEVICE_CHOICES
+
+    assert DEVICES == DEVICE_CHOICES
+
+
 @pytest.mark.parametrize("package", ["nbformat", "jupyter_client", "onnx"])
 def test_installed_packages_carry_their_bytecode(package: str) -> None:
     """Every module of the package has its .pyc: the sandboxes see site-packages read-only, so without
