@@ -4,13 +4,22 @@ earns full marks in one grading run in 200 (`labs check` once failed so on lab 0
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
 import pytest
 import torch
 
+from graders.compare import compare
 from graders.grading import load_lab
-from graders.probing import Draw
+from graders.probing import Draw, Probe, run_probe
 from tests.conftest import ROOT
 
+LAB_02 = ROOT / "course" / "02_tensors" / "lab_tensors.ipynb"
+LAB_04 = ROOT / "course" / "04_distributed" / "lab_distributed.ipynb"
 LAB_05 = ROOT / "course" / "05_deployment" / "lab_deployment.ipynb"
 
 
@@ -38,3 +47,114 @@ def test_onnx_parity_inputs_separate_counting_rows_from_averaging_batches(onnx_p
         batch_mean = sum(float(a.mean()) for a in agree) / len(agree)
         gaps.append(abs(overall - batch_mean))
     assert min(gaps) >= 0.01, f"salt {gaps.index(min(gaps))}: the two averages differ by only {min(gaps):.3f}"
+
+
+def test_onnx_parity_inputs_separate_all_rows_from_the_example_batch(onnx_parity_probe) -> None:
+    """``onnx_parity__first_input_only.py`` measures ``inputs[0]`` alone: the share of unchanged rows over all
+    inputs must differ from the first batch's, and a row of the largest-scale batch must change class (its
+    rolled logits then hold the maximum difference, far above the example batch's), in every draw."""
+    for salt in range(100):
+        seen: list[tuple[torch.nn.Module, list[torch.Tensor]]] = []
+
+        def onnx_parity(model, inputs, path, seen=seen):
+            seen.append((model, [x.clone() for x in inputs]))
+            return 0.0, 0.0
+
+        onnx_parity_probe.fn({"onnx_parity": onnx_parity}, Draw(salt, "test_onnx_parity"))
+        model, batches = seen[0]
+        agree = [(x[:, 0] <= 0).float() for x in batches]
+        overall = float(torch.cat(agree).mean())
+        assert abs(overall - float(agree[0].mean())) >= 0.01, f"salt {salt}: all rows agree as often as the first batch"
+        with torch.no_grad():
+            gaps = [_largest_change_once_exported(model.net(x), x) for x in batches]
+        largest = max(range(len(batches)), key=lambda i: float(batches[i].abs().max()))
+        assert gaps[largest] > 0, f"salt {salt}: no row of the largest-scale batch changes class"
+        assert gaps[0] < 0.5 * max(gaps), f"salt {salt}: the example batch holds the largest difference"
+
+
+def _largest_change_once_exported(logits: torch.Tensor, x: torch.Tensor) -> float:
+    """The largest logit difference the rolled rows (first feature positive) get once exported."""
+    rolled = (logits.roll(1, dims=1) - logits).abs().amax(dim=1)[x[:, 0] > 0]
+    return float(rolled.max()) if len(rolled) else 0.0
+
+
+def _solution(lab: Path, grade_id: str, code: str | None = None) -> dict:
+    """A namespace holding the lab's solution ``grade_id`` (the source's, or ``code``), with the imports
+    plain-Python exercises use."""
+    import math
+    import statistics
+    import time
+
+    nb = nbformat.read(lab, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    ns: dict = {"math": math, "statistics": statistics, "time": time, "torch": torch}
+    exec(compile(code if code is not None else cell.source, f"{lab.name}:{grade_id}", "exec"), ns)  # noqa: S102
+    return ns
+
+
+# (lab, probe, wrong solution file, how many of the probe's last cases are drawn to catch it in every draw)
+ALWAYS_CAUGHT = [
+    (LAB_02, "test_view_strides", "view_strides__size_one_breaks_chunks.py", 1),
+    (LAB_02, "test_broadcast_shape", "broadcast_shape__compares_with_first.py", 1),
+    (LAB_05, "test_bench_median_ms", "bench_median_ms__upper_median.py", 2),
+    (LAB_05, "test_bench_median_ms", "bench_median_ms__mean.py", 2),
+    (LAB_05, "test_bench_median_ms", "bench_median_ms__one_call_block.py", 2),
+]
+
+
+@pytest.mark.parametrize(("lab", "grade_id", "wrong", "fixed"), ALWAYS_CAUGHT, ids=[w for _, _, w, _ in ALWAYS_CAUGHT])
+def test_fixed_cases_catch_the_mistake_for_every_salt(lab: Path, grade_id: str, wrong: str, fixed: int) -> None:
+    """Wrong solutions that pass the visible tests and were caught only by most draws: the probe's last
+    ``fixed`` cases, there for them, must tell them from the source on every salt (each matched the
+    answer in about one grading run in 10^4 to 10^7 before)."""
+    probe = load_lab(lab).probes[grade_id]
+    solution = grade_id.removeprefix("test_")
+    right = _solution(lab, solution)
+    mistake = _solution(lab, solution, (ROOT / "tests" / "wrong_solutions" / lab.parent.name / wrong).read_text())
+    matched = []
+    with _without_rule_windows(probe):  # neither solution breaks a rule; the windows cost 0.1 s per draw
+        for salt in range(300):
+            want, got = run_probe(probe, right, salt), run_probe(probe, mistake, salt)
+            assert "value" in want, f"salt {salt}: the probe failed on the source: {want}"
+            tail = [{"value": result["value"][-fixed:]} if "value" in result else result for result in (got, want)]
+            if compare(*tail, probe.rtol, probe.atol).ok:
+                matched.append(salt)
+    assert not matched, f"{wrong} matches the source's last {fixed} case(s) for salts {matched[:10]}"
+
+
+@contextmanager
+def _without_rule_windows(probe: Probe) -> Iterator[None]:
+    """The probe's ``forbidden`` windows replaced by ones that record nothing."""
+    @contextmanager
+    def forbidden(**rules: object) -> Iterator[SimpleNamespace]:
+        yield SimpleNamespace(violations=[], ops=[])
+
+    module = probe.fn.__globals__
+    real, module["forbidden"] = module["forbidden"], forbidden
+    try:
+        yield
+    finally:
+        module["forbidden"] = real
+
+
+def test_ring_all_reduce_draws_both_dtypes_on_every_world() -> None:
+    """``ring_all_reduce__float32_buffers.py`` differs from the answer on float64 inputs only: every world
+    size's cases must hold one (and one float32), whatever the draws."""
+    probe = load_lab(LAB_04).probes["test_ring_all_reduce"]
+    worlds: dict[int, list] = {}
+
+    def on_every_world(ns, name, student_fn, cases_for):
+        return {world: worlds.setdefault(world, cases_for(world)) for world in (2, 3, 4)}
+
+    module = probe.fn.__globals__
+    real = module["on_every_world"]
+    module["on_every_world"] = on_every_world
+    try:
+        for salt in range(300):
+            worlds.clear()
+            probe.fn({}, Draw(salt, probe.grade_id))
+            for world, cases in worlds.items():
+                dtypes = {dtype for _, dtype, _, _ in cases}
+                assert dtypes == {torch.float32, torch.float64}, f"salt {salt}, {world} ranks: only {dtypes}"
+    finally:
+        module["on_every_world"] = real

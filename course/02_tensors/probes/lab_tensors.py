@@ -163,7 +163,8 @@ def view_strides(ns: Namespace, draw: Draw) -> list:
     rows, cols = draw.randint(2, 5), draw.randint(2, 5)
     cases.append(((rows, cols), (0, 1), (rows * cols,)))  # expanded: view raises
     cases.append(((rows, cols), (0, 1), (rows, 1, cols)))  # expanded, the real dim kept
-    cases.append(((rows, 1, cols), (cols, draw.randint(2, 99), 1), (rows * cols,)))
+    unused = draw.choice([b for b in range(2, 100) if b != cols])  # a size-1 dim's stride that fits no chunk
+    cases.append(((rows, 1, cols), (cols, unused, 1), (rows * cols,)))
     return [_strides_seen(ns["view_strides"], *case) for case in cases]
 
 
@@ -241,7 +242,8 @@ def broadcast_shape(ns: Namespace, draw: Draw) -> list:
     cases += [_compatible_shapes(draw) for _ in range(100)]
     size = draw.randint(2, 9)
     cases += [[], [(0,), (1,)], [(0,), (size,)], [(size,), (0,)], [(size, 1), (draw.randint(2, 9),)],
-              [(1, size), (draw.randint(2, 5), 1), (draw.randint(2, 5), 1, 1)]]
+              [(1, size), (draw.randint(2, 5), 1), (draw.randint(2, 5), 1, 1)],
+              [(1,), (size,), (size + 1,)]]  # the later shapes clash with each other, not with the first
     return [_plain_python(ns["broadcast_shape"], shapes) for shapes in cases]
 
 

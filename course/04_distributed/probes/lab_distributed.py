@@ -174,8 +174,11 @@ def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
         # fewer elements than ranks (empty chunks), a multiple of the world size, one more, and larger odd sizes
         sizes = [draw.randint(1, world - 1), world * draw.randint(1, 6), world * draw.randint(1, 6) + 1,
                  draw.randint(20, 97), 2 * draw.randint(10, 40) + 1]
-        return [(ring_shape(draw, n), draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
-                 float(draw.randint(100, 999))) for n in sizes]
+        dtypes = [draw.choice([torch.float32, torch.float64]) for _ in sizes]
+        wide, narrow = draw.random.sample(range(len(sizes)), 2)
+        dtypes[wide], dtypes[narrow] = torch.float64, torch.float32  # both in every world, whatever the draws
+        return [(ring_shape(draw, n), dtype, draw.randint(0, 10**6), float(draw.randint(100, 999)))
+                for n, dtype in zip(sizes, dtypes, strict=True)]
 
     return on_every_world(ns, "ring_ranks", "ring_all_reduce", cases)
 

@@ -123,8 +123,10 @@ def onnx_parity(ns: Namespace, draw: Draw) -> dict:
     net = _ExportSkew(_mlp(draw, n_in, draw.randint(3, 10), draw.randint(16, 48))).eval()
     sizes = [draw.choice([4, 8])] + [draw.choice([1, 2, 3, 5, 6, 7, 9, 10, 11, 13]) for _ in range(draw.randint(2, 3))]
     scales = [draw.choice([0.5, 1.0])] + [draw.choice([1.0, 2.0, 100.0]) for _ in sizes[1:]]
-    scales[draw.randint(1, len(sizes) - 1)] = 1000.0  # never the example (inputs[0])
-    inputs = _agreeing_in_different_shares(draw, [draw.randn(n, n_in) * s for n, s in zip(sizes, scales, strict=True)])
+    largest = draw.randint(1, len(sizes) - 1)  # never the example (inputs[0])
+    scales[largest] = 1000.0
+    inputs = _agreeing_in_different_shares(draw, [draw.randn(n, n_in) * s for n, s in zip(sizes, scales, strict=True)],
+                                           largest)
     others = [draw.randn(n, n_in) for n in (1, draw.randint(10, 40))]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"net{draw.randint(0, 10**6)}.onnx")
@@ -141,19 +143,22 @@ def onnx_parity(ns: Namespace, draw: Draw) -> dict:
             "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
 
 
-def _agreeing_in_different_shares(draw: Draw, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """``inputs`` with the first feature's sign set row by row (a positive row changes class once exported),
-    so that the share of agreeing rows over all inputs differs from the mean of each batch's share by at
-    least 0.01 (100 times the probe's rtol): a solution that averages per batch never matches by chance."""
+def _agreeing_in_different_shares(draw: Draw, inputs: list[torch.Tensor], largest: int) -> list[torch.Tensor]:
+    """``inputs`` with the first feature's sign set row by row (a positive row changes class once exported).
+
+    The share of agreeing rows over all inputs then differs by at least 0.01 (100 times the probe's rtol)
+    from the mean of the batches' shares and from the first batch's share, and at least one row of the
+    ``largest``-scale batch changes class, so its rolled logits hold the maximum difference: a solution
+    that averages per batch, or measures the example batch only, never matches by chance."""
     sizes = [len(x) for x in inputs]
     for _ in range(1000):
-        changed = [draw.randint(0, n) for n in sizes]
+        changed = [draw.randint(1 if i == largest else 0, n) for i, n in enumerate(sizes)]
         shares = [(n - k) / n for n, k in zip(sizes, changed, strict=True)]
         overall = sum(n - k for n, k in zip(sizes, changed, strict=True)) / sum(sizes)
-        if abs(overall - sum(shares) / len(shares)) >= 0.01:
+        if min(abs(overall - sum(shares) / len(shares)), abs(overall - shares[0])) >= 0.01:
             break
     else:
-        raise AssertionError(f"no split of batches {sizes} tells the two averages apart")
+        raise AssertionError(f"no split of batches {sizes} tells the averages apart")
     for x, k in zip(inputs, changed, strict=True):
         rows = draw.random.sample(range(len(x)), k)
         x[:, 0] = -x[:, 0].abs() - 0.1
@@ -381,9 +386,10 @@ def _bench_case(ns: Namespace, draw: Draw, device: str, forced: str | None = Non
     warmup, repeats = draw.randint(0, 4), draw.randint(1, 12)
     if forced == "one_timed":
         warmup, repeats = draw.randint(1, 4), 1
-    elif forced == "even":
-        repeats = 2 * draw.randint(1, 6)
-    durations = [draw.randint(5, 400) * 1e-4 for _ in range(warmup + repeats + 3)]
+    elif forced == "even":  # at least 4: with 2 the mean of the timed calls is their median
+        repeats = 2 * draw.randint(2, 6)
+    # distinct durations: two equal middle calls would make every median rule agree
+    durations = [ticks * 1e-4 for ticks in draw.random.sample(range(5, 401), warmup + repeats + 3)]
     durations[0] = draw.randint(2, 9) * 0.1  # a slow first call
     durations[warmup + draw.randint(0, repeats - 1)] += draw.randint(1, 3)  # one slow timed call
     clock = _Clock(durations, device == "cuda")
