@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
-import nbformat
 import pytest
 import torch
 
 from graders.compare import compare
-from graders.grading import load_lab
-from graders.probing import Draw, Probe, run_probe
+from graders.coursedir import nbgrader_meta
+from graders.grading import Lab, load_lab
+from graders.probing import Draw, run_probe
 from tests.conftest import ROOT
 
 LAB_02 = ROOT / "course" / "02_tensors" / "lab_tensors.ipynb"
@@ -78,15 +78,14 @@ def _largest_change_once_exported(logits: torch.Tensor, x: torch.Tensor) -> floa
     return float(rolled.max()) if len(rolled) else 0.0
 
 
-def _solution(lab: Path, grade_id: str, code: str | None = None) -> dict:
+def _solution(lab: Lab, grade_id: str, code: str | None = None) -> dict:
     """A namespace holding the lab's solution ``grade_id`` (the source's, or ``code``), with the imports
     plain-Python exercises use."""
     import math
     import statistics
     import time
 
-    nb = nbformat.read(lab, as_version=4)
-    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    cell = next(c for c in lab.source.cells if nbgrader_meta(c).get("grade_id") == grade_id)
     ns: dict = {"math": math, "statistics": statistics, "time": time, "torch": torch}
     exec(compile(code if code is not None else cell.source, f"{lab.name}:{grade_id}", "exec"), ns)  # noqa: S102
     return ns
@@ -102,59 +101,48 @@ ALWAYS_CAUGHT = [
 ]
 
 
-@pytest.mark.parametrize(("lab", "grade_id", "wrong", "fixed"), ALWAYS_CAUGHT, ids=[w for _, _, w, _ in ALWAYS_CAUGHT])
-def test_fixed_cases_catch_the_mistake_for_every_salt(lab: Path, grade_id: str, wrong: str, fixed: int) -> None:
+@pytest.mark.parametrize(("path", "grade_id", "wrong", "fixed"), ALWAYS_CAUGHT, ids=[w for _, _, w, _ in ALWAYS_CAUGHT])
+def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str, wrong: str, fixed: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Wrong solutions that pass the visible tests and were caught only by most draws: the probe's last
     ``fixed`` cases, there for them, must tell them from the source on every salt (each matched the
     answer in about one grading run in 10^4 to 10^7 before)."""
-    probe = load_lab(lab).probes[grade_id]
+    lab = load_lab(path)
+    probe = lab.probes[grade_id]
     solution = grade_id.removeprefix("test_")
     right = _solution(lab, solution)
-    mistake = _solution(lab, solution, (ROOT / "tests" / "wrong_solutions" / lab.parent.name / wrong).read_text())
+    mistake = _solution(lab, solution, (ROOT / "tests" / "wrong_solutions" / lab.chapter / wrong).read_text())
+    # neither solution breaks a rule; the rule windows cost 0.1 s per draw
+    monkeypatch.setitem(probe.fn.__globals__, "forbidden", _records_nothing)
     matched = []
-    with _without_rule_windows(probe):  # neither solution breaks a rule; the windows cost 0.1 s per draw
-        for salt in range(300):
-            want, got = run_probe(probe, right, salt), run_probe(probe, mistake, salt)
-            assert "value" in want, f"salt {salt}: the probe failed on the source: {want}"
-            tail = [{"value": result["value"][-fixed:]} if "value" in result else result for result in (got, want)]
-            if compare(*tail, probe.rtol, probe.atol).ok:
-                matched.append(salt)
+    for salt in range(300):
+        want, got = run_probe(probe, right, salt), run_probe(probe, mistake, salt)
+        assert "value" in want, f"salt {salt}: the probe failed on the source: {want}"
+        tail = [{"value": result["value"][-fixed:]} if "value" in result else result for result in (got, want)]
+        if compare(*tail, probe.rtol, probe.atol).ok:
+            matched.append(salt)
     assert not matched, f"{wrong} matches the source's last {fixed} case(s) for salts {matched[:10]}"
 
 
 @contextmanager
-def _without_rule_windows(probe: Probe) -> Iterator[None]:
-    """The probe's ``forbidden`` windows replaced by ones that record nothing."""
-    @contextmanager
-    def forbidden(**rules: object) -> Iterator[SimpleNamespace]:
-        yield SimpleNamespace(violations=[], ops=[])
-
-    module = probe.fn.__globals__
-    real, module["forbidden"] = module["forbidden"], forbidden
-    try:
-        yield
-    finally:
-        module["forbidden"] = real
+def _records_nothing(**rules: object) -> Iterator[SimpleNamespace]:
+    """A stand-in for ``graders.rules.forbidden`` that records nothing."""
+    yield SimpleNamespace(violations=[], ops=[])
 
 
-def test_ring_all_reduce_draws_both_dtypes_on_every_world() -> None:
+def test_ring_all_reduce_draws_both_dtypes_on_every_world(monkeypatch: pytest.MonkeyPatch) -> None:
     """``ring_all_reduce__float32_buffers.py`` differs from the answer on float64 inputs only: every world
     size's cases must hold one (and one float32), whatever the draws."""
     probe = load_lab(LAB_04).probes["test_ring_all_reduce"]
+    module = probe.fn.__globals__
     worlds: dict[int, list] = {}
 
     def on_every_world(ns, name, student_fn, cases_for):
-        return {world: worlds.setdefault(world, cases_for(world)) for world in (2, 3, 4)}
+        worlds.update({world: cases_for(world) for world in module["WORLDS"]})
 
-    module = probe.fn.__globals__
-    real = module["on_every_world"]
-    module["on_every_world"] = on_every_world
-    try:
-        for salt in range(300):
-            worlds.clear()
-            probe.fn({}, Draw(salt, probe.grade_id))
-            for world, cases in worlds.items():
-                dtypes = {dtype for _, dtype, _, _ in cases}
-                assert dtypes == {torch.float32, torch.float64}, f"salt {salt}, {world} ranks: only {dtypes}"
-    finally:
-        module["on_every_world"] = real
+    monkeypatch.setitem(module, "on_every_world", on_every_world)
+    for salt in range(300):
+        probe.fn({}, Draw(salt, probe.grade_id))
+        for world, cases in worlds.items():
+            dtypes = {dtype for _, dtype, _, _ in cases}
+            assert dtypes == {torch.float32, torch.float64}, f"salt {salt}, {world} ranks: only {dtypes}"

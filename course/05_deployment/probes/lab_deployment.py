@@ -148,8 +148,8 @@ def _agreeing_in_different_shares(draw: Draw, inputs: list[torch.Tensor], larges
 
     The share of agreeing rows over all inputs then differs by at least 0.01 (100 times the probe's rtol)
     from the mean of the batches' shares and from the first batch's share, and at least one row of the
-    ``largest``-scale batch changes class, so its rolled logits hold the maximum difference: a solution
-    that averages per batch, or measures the example batch only, never matches by chance."""
+    ``largest``-scale batch changes class, so the maximum difference lies far above the example batch's: a
+    solution that averages per batch, or measures the example batch only, never matches by chance."""
     sizes = [len(x) for x in inputs]
     for _ in range(1000):
         changed = [draw.randint(1 if i == largest else 0, n) for i, n in enumerate(sizes)]
