@@ -1,8 +1,9 @@
 """Build the cells a sandbox runs from a submission, with graded cells restored from the source.
 
-nbgrader's rule, kept here: what the instructor wrote (test cells, locked cells, points) comes from
-the source notebook; only what the student may change (solution and free cells) comes from the
-submission. Hidden tests never travel into the sandbox: their work is done by the lab's probes.
+nbgrader's rule, made strict here: what the instructor wrote (test cells, locked and unmarked cells,
+points, the order of the cells) comes from the source notebook; only the solution cells come from the
+submission, after :mod:`graders.vetting` has read them. Cells a student added never run. Hidden tests
+never travel into the sandbox: their work is done by the lab's probes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import nbformat
 
 from graders.coursedir import nbgrader_meta, visible_part, without_solutions
 from graders.job import Cell
+from graders.vetting import Finding, imported_names, vet
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,11 @@ class Restored:
 
     cells: list[Cell]
     missing: list[str] = field(default_factory=list)  # graded cells deleted or retyped
-    altered: list[str] = field(default_factory=list)  # graded cells whose source or metadata was edited
+    altered: list[str] = field(default_factory=list)  # a copy of a graded or locked cell whose source or metadata was edited
+    duplicated: list[str] = field(default_factory=list)  # graded, locked or solution cells that appear more than once
+    added: list[int] = field(default_factory=list)  # indices of code cells of the submission that do not run
+    refused: dict[str, list[Finding]] = field(default_factory=dict)  # solution grade_id -> why it did not run
+    solutions: dict[str, str] = field(default_factory=dict)  # solution grade_id -> the source that runs
 
 
 def test_cells(source_nb: nbformat.NotebookNode) -> list[TestCell]:
@@ -53,46 +59,94 @@ def test_cells(source_nb: nbformat.NotebookNode) -> list[TestCell]:
     return found
 
 
-def locked_sources(source_nb: nbformat.NotebookNode) -> dict[str, str]:
-    """grade_id -> source of every locked or graded code cell the student may not change."""
-    return {nbgrader_meta(c)["grade_id"]: c.source for c in source_nb.cells
-            if c.cell_type == "code" and nbgrader_meta(c).get("grade_id")
-            and (nbgrader_meta(c).get("locked") or nbgrader_meta(c).get("grade")) and not nbgrader_meta(c).get("solution")}
+def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
+    """Solution grade_id -> the graded test cells that follow it, up to the next solution cell."""
+    groups: dict[str, list[str]] = {}
+    current: str | None = None
+    for cell in nb.cells:
+        meta = nbgrader_meta(cell)
+        if meta.get("solution") and cell.cell_type == "code":
+            current = meta["grade_id"]
+            groups[current] = []
+        elif meta.get("grade") and cell.cell_type == "code" and current is not None:
+            groups[current].append(meta["grade_id"])
+    return groups
 
 
-def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode) -> Restored:
-    """The submission's code cells in its order, test and locked cells taken from the source.
-
-    A grade_id claimed by several cells counts at its last cell; the others run as the student's code.
-    """
-    tests = {t.grade_id: t for t in test_cells(source_nb)}
-    locked = locked_sources(source_nb)
-    result = Restored([])
-    last = {nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(submitted.cells) if c.cell_type == "code"}
-    seen: set[str] = set()
+def _copies(submitted: nbformat.NotebookNode) -> dict[str, list[tuple[int, nbformat.NotebookNode]]]:
+    """grade_id -> every code cell of the submission that claims it, with its index."""
+    found: dict[str, list[tuple[int, nbformat.NotebookNode]]] = {}
     for index, cell in enumerate(submitted.cells):
         grade_id = nbgrader_meta(cell).get("grade_id")
-        if cell.cell_type != "code" or not isinstance(grade_id, str) or last.get(grade_id) != index:
-            if cell.cell_type == "code":
-                result.cells.append(Cell(f"cell{index}", cell.source))
-            continue
-        if grade_id in tests:
-            seen.add(grade_id)
-            if tests[grade_id].edited(cell.source) or _points(cell) != tests[grade_id].points:
-                result.altered.append(grade_id)
-            result.cells.append(Cell(grade_id, tests[grade_id].visible_source, graded=True))
-        elif grade_id in locked:
-            seen.add(grade_id)
-            result.cells.append(Cell(grade_id, locked[grade_id]))
-        else:
-            result.cells.append(Cell(f"cell{index}", cell.source))
-    result.missing = [g for g in tests if g not in seen]
+        if cell.cell_type == "code" and isinstance(grade_id, str):
+            found.setdefault(grade_id, []).append((index, cell))
+    return found
+
+
+def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, vetted: bool = True) -> Restored:
+    """The cells to run: the source's code cells in the source's order, each solution cell taken from the
+    submission (its last copy), everything else from the source.
+
+    Cells the student added never run (``added`` lists them for the instructor); every copy of a graded
+    or locked cell is compared with the source. With ``vetted``, a solution cell that breaks the policy
+    for graded code (:mod:`graders.vetting`) is replaced by its blank release and recorded in ``refused``.
+    """
+    copies = _copies(submitted)
+    modules = imported_names(c.source for c in source_nb.cells if c.cell_type == "code")
+    result = Restored([])
+    for index, cell in enumerate(source_nb.cells):
+        if cell.cell_type == "code":
+            result.cells.append(_restored_cell(index, cell, copies, modules if vetted else None, result))
+    result.added = _added(source_nb, submitted)
     return result
+
+
+def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, modules: set[str] | None,
+                   result: Restored) -> Cell:
+    """What runs for the source's code cell ``index``; notes what its copies in the submission did."""
+    meta = nbgrader_meta(cell)
+    grade_id = meta.get("grade_id")
+    if not grade_id:
+        return Cell(f"cell{index}", cell.source)
+    found = copies.get(grade_id, [])
+    if len(found) > 1:
+        result.duplicated.append(grade_id)
+    if meta.get("solution"):
+        source = found[-1][1].source if found else without_solutions(cell.source)
+        findings = vet(source, modules) if modules is not None else []
+        if findings:
+            result.refused[grade_id] = findings
+            source = without_solutions(cell.source)
+        result.solutions[grade_id] = source
+        return Cell(grade_id, source)
+    test = TestCell(grade_id, float(meta.get("points", 0)), visible_part(cell.source), cell.source)
+    if meta.get("grade"):
+        if not found:
+            result.missing.append(grade_id)
+        elif any(test.edited(c.source) or _points(c) != test.points for _, c in found):
+            result.altered.append(grade_id)
+        return Cell(grade_id, test.visible_source, graded=True)
+    if any(_squeeze(c.source) != _squeeze(cell.source) for _, c in found):
+        result.altered.append(grade_id)
+    return Cell(grade_id, cell.source)
+
+
+def _added(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode) -> list[int]:
+    """Indices of the submission's code cells that are no cell of the source (unknown grade_id, or an
+    unmarked cell whose source is not one of the source's unmarked cells)."""
+    known_ids = {nbgrader_meta(c).get("grade_id") for c in source_nb.cells if c.cell_type == "code"} - {None}
+    unmarked = {_squeeze(c.source) for c in source_nb.cells if c.cell_type == "code" and not nbgrader_meta(c).get("grade_id")}
+    added = []
+    for index, cell in enumerate(submitted.cells):
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if cell.cell_type == "code" and grade_id not in known_ids and _squeeze(cell.source) not in unmarked | {""}:
+            added.append(index)
+    return added
 
 
 def reference_cells(source_nb: nbformat.NotebookNode) -> list[Cell]:
     """The source notebook's own code cells (solutions included), test cells without hidden parts."""
-    return restore(source_nb, source_nb).cells
+    return restore(source_nb, source_nb, vetted=False).cells
 
 
 def _points(cell: nbformat.NotebookNode) -> float:

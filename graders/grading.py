@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from graders.cells import Restored, TestCell, reference_cells, restore, test_cells
+from graders.cells import Restored, TestCell, exercise_tests, reference_cells, restore, test_cells
 from graders.compare import compare, points_for
 from graders.coursedir import probes_file
 from graders.job import Cell, Job
@@ -24,6 +24,7 @@ from graders.results import Batch, CellGrade, NotebookGrade
 from graders.sandbox.jail import Limits
 from graders.sandbox.worker import JobOutcome, Worker
 from graders.submissions import Submission, matches_lab
+from graders.vetting import Finding, stated_rule_breaks
 
 STATUS_WHY = {"timeout": "timed out", "crashed": "the process ended before grading finished",
               "output limit": "printed more than the output limit", "result too large": "result over the size limit",
@@ -47,6 +48,11 @@ class Lab:
     exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
     focus: tuple[str, ...] = ()  # only these test cells run and are scored (a self-check of one exercise)
     cut: bool = True  # with a focus: nothing after its last test cell runs either (graders.cuts)
+
+    @property
+    def exercise_of(self) -> dict[str, str]:
+        """Test cell grade_id -> the solution cell it tests (the one before it)."""
+        return {test: solution for solution, tests in exercise_tests(self.source).items() for test in tests}
 
 
 def load_lab(path: Path) -> Lab:
@@ -129,15 +135,14 @@ def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False
 
 
 def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) -> list[CellGrade]:
-    """Points per test cell: visible tests passed in the sandbox and the probe matched the reference."""
+    """Points per test cell: its solution ran and kept the exercise's stated rules, the visible tests passed
+    in the sandbox, and the probe matched the reference."""
     grades = []
+    exercise_of = lab.exercise_of
     for test in lab.tests:
-        if outcome.result is None:
-            grades.append(CellGrade(test.grade_id, test.points, 0.0,
-                                    STATUS_WHY.get(outcome.status, "the sandbox reported a problem")))
-            continue
-        if test.grade_id in restored.missing:
-            grades.append(CellGrade(test.grade_id, test.points, 0.0, "test cell deleted or retyped"))
+        unrun = _not_run(lab, restored, outcome, test, exercise_of.get(test.grade_id))
+        if unrun:
+            grades.append(CellGrade(test.grade_id, test.points, 0.0, unrun))
             continue
         ran = outcome.result["cells"].get(test.grade_id, {"ok": False, "error": "did not run"})
         probe = lab.probes[test.grade_id]
@@ -147,10 +152,29 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
         if not ran["ok"]:
             why.append(f"visible tests failed: {ran['error']}")
         if not verdict.ok:
-            why.append(f"hidden check '{probe.description}': {verdict.why}")
+            why.append(f"hidden check '{probe.description}' failed")
         earned = points_for(verdict, test.points, probe.partial_step) if ran["ok"] else 0.0
-        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why), verdict.detail, bool(ran["ok"])))
+        detail = "; ".join(filter(None, [verdict.why, verdict.detail and f"first difference: {verdict.detail}"]))
+        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why), detail, bool(ran["ok"])))
     return grades
+
+
+def _not_run(lab: Lab, restored: Restored, outcome: JobOutcome, test: TestCell, solution: str | None) -> str:
+    """Why ``test`` earns nothing before its probe is looked at (empty when it is graded)."""
+    if outcome.result is None:
+        return STATUS_WHY.get(outcome.status, "the sandbox reported a problem")
+    if test.grade_id in restored.missing:
+        return "test cell deleted or retyped"
+    if solution in restored.refused:
+        return f"solution cell '{solution}' did not run: {_lines(restored.refused[solution])} (not allowed in graded code)"
+    broken = stated_rule_breaks(restored.solutions, solution, lab.probes[test.grade_id].forbid) \
+        if solution and lab.probes[test.grade_id].forbid else []
+    return f"solution cell '{solution}' breaks the exercise's rule: {_lines(broken)}" if broken else ""
+
+
+def _lines(findings: list[Finding], shown: int = 3) -> str:
+    more = f" (and {len(findings) - shown} more)" if len(findings) > shown else ""
+    return "; ".join(map(str, findings[:shown])) + more
 
 
 class Pool:
@@ -255,6 +279,11 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | N
     grade.cells = score(lab, restored, outcome, reference)
     grade.flags = [f"test cell {g} deleted or retyped" for g in restored.missing]
     grade.flags += [f"test cell {g} edited (restored from the source)" for g in restored.altered]
+    grade.flags += [f"cell {g} appears more than once (each copy compared; the source's runs)" for g in restored.duplicated]
+    grade.flags += [f"solution cell {g} not run: {_lines(f)}" for g, f in restored.refused.items()]
+    if restored.added:
+        grade.flags.append(f"{len(restored.added)} cells added by the student, not run: "
+                           + ", ".join(f"cell {i}" for i in restored.added[:10]))
     return grade
 
 

@@ -46,6 +46,7 @@ class Probe:
     rtol: float | None = None
     atol: float | None = None
     partial_step: float | None = None  # None: all or nothing; else points per matched case, in steps of this
+    forbid: tuple[str, ...] = ()  # names the exercise's solution must not mention (graders.vetting), checked before it runs
 
     @property
     def description(self) -> str:
@@ -58,8 +59,12 @@ _registry: dict[str, Probe] = {}
 
 
 def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None,
-          partial_step: float | None = None) -> Callable[[ProbeFn], ProbeFn]:
+          partial_step: float | None = None, forbid: tuple[str, ...] = ()) -> Callable[[ProbeFn], ProbeFn]:
     """Register ``fn`` as the probe of the graded test cell ``grade_id``.
+
+    ``forbid``: identifiers (``"transpose"``, ``"broadcast_shapes"``, ``"torch"``) the exercise's solution,
+    and the solution-cell code it uses, must not mention; the grader reads that before anything runs. State
+    the same rule in the probe's recorder (:func:`graders.rules.forbidden`), which sees every spelling.
 
     By default a cell earns its points only when every case matches. ``partial_step=1`` gives points in
     proportion to the matched cases, rounded down to whole points (0.5: to half points), so a cell with
@@ -69,7 +74,7 @@ def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None
         raise ValueError(f"probe {grade_id}: partial_step must be positive, got {partial_step}")
 
     def register(fn: ProbeFn) -> ProbeFn:
-        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step)
+        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid))
         return fn
 
     return register

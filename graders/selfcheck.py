@@ -19,6 +19,7 @@ import nbformat
 from graders import nbgrader_course as course
 from graders.coursedir import LAB_PATTERN, labs_in, nbgrader_meta, solution_files
 from graders.cuts import code_after, may_cut
+from graders.cells import exercise_tests
 from graders.grading import Lab, Pool, focused, grade_one, load_lab, reference_runs, warm_modules
 from graders.results import CellGrade, ScoredCells
 from graders.sandbox.jail import Limits
@@ -83,20 +84,6 @@ class Version:
     expectation: str  # full | zero | loses | earns | cut (the source, run only up to one exercise: full marks on it)
     exercise: tuple[str, ...] = ()  # test cells run and judged (the replaced solution's exercise); all when empty
     cut: bool = True  # with an exercise: the run ends after its last test cell (graders.cuts)
-
-
-def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
-    """Solution grade_id -> the graded test cells that follow it, up to the next solution cell."""
-    groups: dict[str, list[str]] = {}
-    current: str | None = None
-    for cell in nb.cells:
-        meta = nbgrader_meta(cell)
-        if meta.get("solution") and cell.cell_type == "code":
-            current = meta["grade_id"]
-            groups[current] = []
-        elif meta.get("grade") and cell.cell_type == "code" and current is not None:
-            groups[current].append(meta["grade_id"])
-    return groups
 
 
 def stray_solution_files(folder_root: Path, chapter: str, solution_ids: set[str]) -> list[str]:
@@ -184,7 +171,7 @@ def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Ver
 
 def _why(cell: CellGrade) -> str:
     """Why a cell lost points, with the first differing case when there is one (instructor side)."""
-    return f"{cell.why}; first difference: {cell.detail}" if cell.detail else cell.why
+    return f"{cell.why}: {cell.detail}" if cell.detail else cell.why
 
 
 def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:

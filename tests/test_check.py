@@ -146,7 +146,7 @@ def test_a_probe_raising_on_the_source_shows_its_exception_and_frames(broken_lab
 def test_a_field_that_differs_between_runs_names_the_first_case_and_key(broken_labs):
     ok, out = broken_labs["fx_differs"]
     assert not ok
-    assert "below full marks: test_relu_grad (hidden check 'relu_grad on random inputs': 5 of 5 cases differ" in out
+    assert "below full marks: test_relu_grad (hidden check 'relu_grad on random inputs' failed: 5 of 5 cases differ" in out
     assert 'first difference: case 0 → ["when"]: expected ' in out, out
 
 

@@ -1,5 +1,6 @@
 """Partial credit: declared per probe, proportional to matched cases, rounded down, never full when a case differs."""
 
+import nbformat
 import pytest
 
 from graders.compare import Verdict, compare, points_for
@@ -75,12 +76,13 @@ def test_the_first_difference_reaches_the_instructor_report_not_the_student():
     from graders.sandbox.worker import JobOutcome
 
     probe_of = Probe("test_x", lambda ns, draw: None)
-    lab = Lab("ch", "lab_x", None, "", "lab_x.py", {"test_x": probe_of}, [TestCell("test_x", 2.0, "", "")])
+    lab = Lab("ch", "lab_x", nbformat.v4.new_notebook(), "", "lab_x.py", {"test_x": probe_of},
+              [TestCell("test_x", 2.0, "", "")])
     reference = {"probes": {"test_x": {"value": [1, {"k": 4}]}}, "cells": {}}
     outcome = JobOutcome("ok", result={"cells": {"test_x": {"ok": True, "error": ""}},
                                        "probes": {"test_x": {"value": [1, {"k": 5}]}}})
     [cell] = score(lab, Restored([]), outcome, reference)
-    assert cell.detail == 'case 1 → ["k"]: expected 4, got 5' and cell.visible_ok
-    assert "expected" not in cell.why and "1 of 2 cases differ" in cell.why
+    assert cell.detail == '1 of 2 cases differ from the reference; first difference: case 1 → ["k"]: expected 4, got 5'
+    assert cell.visible_ok and cell.why == "hidden check '<lambda>' failed"  # fixed text: no count, no values
     shown = gradescope_results(NotebookGrade("ada", "ch", "lab_x", "graded", cells=[cell]))
     assert "expected" not in str(shown)
