@@ -342,7 +342,9 @@ def evaluate(ns: Namespace, draw: Draw) -> list:
 _BUGGY = {
     "ok": [("", "train", "zero_first", "logits"), ("", "train", "model_zero", "logits"),
            ("", "train", "zero_both", "logits")],
-    "no_zero_grad": [("", "train", "never", "logits"), ("", "train", "once", "logits")],
+    # "after": cleared after each step only, so the gradients left by earlier code reach the first step
+    "no_zero_grad": [("", "train", "never", "logits"), ("", "train", "once", "logits"),
+                     ("", "train", "after", "logits")],
     "eval_mode": [("", "eval", "zero_first", "logits"), ("", "eval_then_train", "zero_first", "logits"),
                   ("", "train_false", "model_zero", "logits")],
     "softmax_loss": [("", "train", "zero_first", "softmax"), ("", "train", "model_zero", "module_softmax")],
@@ -377,7 +379,7 @@ def _training_epoch(spec: tuple) -> object:
                 loss = criterion(logits, y)
             loss.backward()
             optimizer.step()
-            if zero == "zero_both":
+            if zero in ("zero_both", "after"):
                 optimizer.zero_grad()
         if mode == "eval_then_train":
             model.train()
@@ -388,7 +390,7 @@ def _training_epoch(spec: tuple) -> object:
 
 @probe("test_diagnose")
 def diagnose(ns: Namespace, draw: Draw) -> list:
-    """diagnose: the label of every drawn training epoch (each way of writing no bug, a missing zero_grad, eval mode, softmax into cross_entropy)"""
+    """diagnose: the label of every drawn training epoch (each way of writing no bug, zero_grad missing or after the step only, eval mode, softmax into cross_entropy)"""
     specs = [(label, spec) for label, options in _BUGGY.items() for spec in options]
     draw.random.shuffle(specs)
     return [outcome(ns["diagnose"], _training_epoch(spec)) for _, spec in specs]

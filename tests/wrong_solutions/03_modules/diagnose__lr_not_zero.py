@@ -1,29 +1,34 @@
-# Wrong: lets the optimizer move the weights (lr 0.1), then replays the last batch with the
-# final weights: the gradients it compares with were taken at other weights, so nothing matches.
+# Wrong: lets the optimizer move the weights (lr 0.1), then replays the batches with the final
+# weights: the gradients it compares with were taken at other weights, so nothing matches.
 def diagnose(train_epoch):
     g = torch.Generator().manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.5), nn.Linear(8, 3))
     batches = [(torch.randn(6, 4, generator=g), torch.randint(0, 3, (6,), generator=g)) for _ in range(2)]
-    modes = []
+    params = list(model.parameters())
+    optimizer = torch.optim.SGD(params, lr=0.1)
+    modes, used = [], []
     hook = model.register_forward_pre_hook(lambda mod, args: modes.append(mod.training))
+    optimizer.register_step_pre_hook(
+        lambda opt, args, kwargs: used.append([None if p.grad is None else p.grad.clone() for p in params]))
     model.eval()
-    for p in model.parameters():
+    for p in params:
         p.grad = torch.full_like(p, 100.0)
     state = torch.get_rng_state()
-    train_epoch(model, batches, torch.optim.SGD(model.parameters(), lr=0.1))
+    train_epoch(model, batches, optimizer)
     hook.remove()
     if not modes or not all(modes):
         return "eval_mode"
-    left = [p.grad for p in model.parameters()]
     torch.set_rng_state(state)
     logits = [model(x) for x, _ in batches]
-    y = batches[-1][1]
-    params = list(model.parameters())
-    right = torch.autograd.grad(F.cross_entropy(logits[-1], y), params, retain_graph=True)
-    probs = torch.autograd.grad(F.cross_entropy(logits[-1].softmax(dim=1), y), params)
+    right = [torch.autograd.grad(F.cross_entropy(out, y), params, retain_graph=True)
+             for out, (_, y) in zip(logits, batches)]
+    probs = [torch.autograd.grad(F.cross_entropy(out.softmax(dim=1), y), params)
+             for out, (_, y) in zip(logits, batches)]
 
-    def matches(grads):
-        return all(a is not None and torch.allclose(a, b, atol=1e-6) for a, b in zip(left, grads))
+    def matches(expected):
+        return len(used) == len(expected) and all(
+            a is not None and torch.allclose(a, b, atol=1e-6)
+            for step, want in zip(used, expected) for a, b in zip(step, want))
 
     if matches(right):
         return "ok"
