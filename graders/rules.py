@@ -37,6 +37,7 @@ as tampering; but code that walks ``gc`` can still find and edit their records a
 from __future__ import annotations
 
 import _thread
+import contextlib
 import gc
 import os
 import sys
@@ -66,6 +67,7 @@ def _own_file() -> str:
 
 
 _OWN_FILE = _own_file()
+_CONTEXTLIB_FILE = contextlib.contextmanager.__code__.co_filename
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -164,6 +166,22 @@ class _Recorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def _unwrapped(fn: Any) -> tuple[Any, list[types.CodeType]]:
+    """The function a decorator's wrapper runs, and the codes of the wrappers passed on the way.
+
+    A wrapper's code is shared by every function its decorator wraps: ``@contextmanager`` gives
+    ``_disable_current_modes`` and ``DistributedDataParallel.no_sync`` the same ``helper`` code, so
+    forbidding it by code would forbid each of them (and entering ``model.no_sync()`` read as
+    tampering). The wrapped function's own code names it alone.
+    """
+    wrappers: list[types.CodeType] = []
+    while (isinstance(fn, types.FunctionType) and fn.__closure__ and isinstance(fn.__code__, types.CodeType)
+           and isinstance(getattr(fn, "__wrapped__", None), types.FunctionType) and len(wrappers) < 20):
+        wrappers.append(fn.__code__)
+        fn = fn.__wrapped__
+    return fn, wrappers
+
+
 class _Calls:
     """The callables a window forbids, indexed the ways a profile event can name them."""
 
@@ -171,6 +189,7 @@ class _Calls:
         self.codes: dict[types.CodeType, str] = {}
         self.builtins: dict[int, tuple[Any, str]] = {}
         self.methods: dict[str, list[tuple[type, str]]] = {}
+        self.wrappers: set[types.CodeType] = set()  # decorators' wrappers around functions in ``codes``
 
     def add(self, obj: Any, name: str | None = None) -> None:
         """Forbid ``obj``: a function, method, builtin, method of a C type, property or class."""
@@ -185,9 +204,11 @@ class _Calls:
                 elif isinstance(target, types.FunctionType):
                     self.add(target, name)
             return
-        code = getattr(getattr(obj, "__func__", obj), "__code__", None)
+        target, wrappers = _unwrapped(getattr(obj, "__func__", obj))
+        code = getattr(target, "__code__", None)
         if isinstance(code, types.CodeType):
             self.codes[code] = name
+            self.wrappers.update(wrappers)
             return
         func = getattr(obj, "__func__", None)  # a pybind11 method: its builtin is what runs
         if isinstance(func, types.BuiltinFunctionType):
@@ -272,6 +293,7 @@ class _CodeFacts(NamedTuple):
     counted: str | None
     tampering: str | None
     quiet: bool  # called by a library, nothing to note: this module's code, or a library's that no table names
+    passes_on: bool  # contextlib's or a decorator's wrapper: it calls what its own caller asked for
 
 
 class _Hook:
@@ -280,6 +302,9 @@ class _Hook:
     Forbidden calls and escapes count wherever they happen (a library calling ``pg.allreduce`` for the
     submission is still a collective); tampering, entries into forbidden modules and recursion count
     only when the submission's own code does them (libraries switch modes off and recurse internally).
+    A tampering function is the submission's doing also when only contextlib or a decorator's wrapper
+    stands between them: ``with _disable_current_modes():`` runs the generator from contextlib's
+    ``__enter__``.
 
     It runs on every call a window makes (millions in a ``torch.onnx.export``), so what depends only
     on the code object is looked up once per code object, by id: a lookup in the tables hashes the
@@ -325,8 +350,10 @@ class _Hook:
         """Work out and keep what this window needs to know of ``code`` (seen for the first time)."""
         forbidden = tuple(name for name in (self.calls.codes.get(code), _ESCAPE.codes.get(code)) if name)
         own, library, counted = code.co_filename == _OWN_FILE, _is_library(code.co_filename), self.counted.codes.get(code)
-        facts = _CodeFacts(code, own, library, forbidden, counted, _TAMPER.codes.get(code),
-                           own or (library and not forbidden and counted is None))
+        tampering = _TAMPER.codes.get(code)
+        facts = _CodeFacts(code, own, library, forbidden, counted, tampering,
+                           own or (library and not forbidden and counted is None and tampering is None),
+                           code.co_filename == _CONTEXTLIB_FILE or code in _TAMPER.wrappers)
         self.known[id(code)] = facts
         return facts
 
@@ -347,6 +374,8 @@ class _Hook:
         if facts.counted is not None:
             self.seen.counts[facts.counted] = self.seen.counts.get(facts.counted, 0) + 1
         if caller_facts is None or caller_facts.library:
+            if facts.tampering is not None and self.asked_by_submission(caller):
+                self.seen.found.add(facts.tampering)
             if self.recursion and not facts.library:
                 self.enter(code)
             return
@@ -359,6 +388,18 @@ class _Hook:
                 self.seen.found.add(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
         if self.recursion and not facts.library:
             self.enter(code)
+
+    def asked_by_submission(self, frame: types.FrameType | None) -> bool:
+        """Whether the first frame from ``frame`` up that is not contextlib's or a wrapper's is the
+        submission's (torch entering its own ``_disable_current_modes`` is not tampering)."""
+        for _ in range(50):
+            if frame is None:
+                return False
+            facts = self.known.get(id(frame.f_code)) or self.learn(frame.f_code)
+            if not facts.passes_on:
+                return not facts.library and not facts.own
+            frame = frame.f_back
+        return False
 
     def enter(self, code: types.CodeType) -> None:
         """Count a submission function as running; entering it again while it runs is recursion."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import subprocess
@@ -15,7 +16,8 @@ import pytest
 import torch
 import torch as T
 import torch.distributed as dist
-from torch.utils._python_dispatch import _get_current_dispatch_mode_stack, _pop_mode
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils._python_dispatch import _disable_current_modes, _get_current_dispatch_mode_stack, _pop_mode
 from torch.utils.data import DistributedSampler
 
 from graders.rules import COLLECTIVES, POINT_TO_POINT, autograd_nodes, collective_methods, forbidden
@@ -167,6 +169,55 @@ def test_tampering_is_reported_and_the_recorders_are_restored() -> None:
 
     assert seen_by(blind_transpose, aten=TRANSPOSES) == ["tampering: Python dispatch key excluded"]
     assert sys.getprofile() is None and threading.getprofile() is None
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_context_managers_are_not_tampering_unless_the_submission_disables_the_modes() -> None:
+    """``@contextmanager`` gives every function it wraps one ``helper`` code: entering DDP's ``no_sync`` (or
+    any context manager) once read as ``_disable_current_modes``. Torch switching modes off inside its own
+    code is not tampering either; the submission's own ``with _disable_current_modes():`` still is, however
+    it enters the context manager."""
+    t = torch.randn(3, 4)
+    ddp = types.SimpleNamespace(require_backward_grad_sync=True)  # what DDP.no_sync touches
+
+    def accumulate_without_sync() -> None:
+        with DistributedDataParallel.no_sync(ddp):
+            t.transpose(0, 1)
+
+    @contextlib.contextmanager
+    def quiet():
+        yield
+
+    def own_context_manager() -> None:
+        with quiet():
+            t.transpose(0, 1)
+
+    def print_tensor() -> None:
+        str(t)  # torch's _str runs under its own _disable_current_modes()
+        t.transpose(0, 1)
+
+    for legitimate in (accumulate_without_sync, own_context_manager, print_tensor):
+        assert seen_by(legitimate, aten=TRANSPOSES) == ["aten.transpose.int"], legitimate.__name__
+    assert ddp.require_backward_grad_sync
+
+    def blind() -> None:
+        with _disable_current_modes():
+            t.transpose(0, 1)
+
+    def blind_by_hand() -> None:
+        modes = _disable_current_modes()
+        modes.__enter__()
+        t.transpose(0, 1)
+        modes.__exit__(None, None, None)
+
+    def blind_through_an_exit_stack() -> None:
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_disable_current_modes())
+            t.transpose(0, 1)
+
+    for tampering in (blind, blind_by_hand, blind_through_an_exit_stack):
+        assert seen_by(tampering, aten=TRANSPOSES) == [
+            "tampering: torch.utils._python_dispatch._disable_current_modes"], tampering.__name__
     assert _get_current_dispatch_mode_stack() == []
 
 
