@@ -48,6 +48,7 @@ class Lab:
     exclusive: bool = False  # it starts processes of its own (ranks): it gets the machine to itself
     focus: tuple[str, ...] = ()  # only these test cells run and are scored (a self-check of one exercise)
     cut: bool = True  # with a focus: nothing after its last test cell runs either (graders.cuts)
+    vetted: bool = True  # solution cells are vetted before they run (False: the sandbox is the only layer)
 
     @property
     def exercise_of(self) -> dict[str, str]:
@@ -264,7 +265,7 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | N
         grade.error = grade.error or f"{sub.path}: not {lab.chapter}/{lab.name} (none of its graded cells)"
         grade.cells = [CellGrade(t.grade_id, t.points, 0.0, "not graded: " + grade.error) for t in lab.tests]
         return grade
-    restored = restore(lab.source, sub.nb)
+    restored = restore(lab.source, sub.nb, vetted=lab.vetted)
     try:
         outcome = pool.run(job_for(lab, restored, salt), lab.exclusive)
     except Exception as err:  # noqa: BLE001 - one submission never stops the batch

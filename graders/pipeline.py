@@ -11,7 +11,7 @@ import os
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from graders import coursedir
@@ -44,6 +44,7 @@ class GradeRequest:
     limits: Limits = field(default_factory=Limits)
     shard: tuple[int, int] = (1, 1)
     report: Path | None = None
+    vetted: bool = True  # False: solution cells run unread, the sandbox the only layer (tests of the sandbox)
 
     @property
     def db_url(self) -> str:
@@ -161,6 +162,7 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
     except coursedir.LayoutError as err:
         raise BadRequest(str(err)) from None
     labs, lab_paths = load_labs(folders)
+    labs = {key: replace(lab, vetted=request.vetted) for key, lab in labs.items()}
     root, url = request.root.resolve(), request.db_url
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
         wanted = {chapter: {p.name for p in paths} for chapter, paths in lab_paths.items()}

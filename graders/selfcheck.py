@@ -17,9 +17,9 @@ from pathlib import Path
 import nbformat
 
 from graders import nbgrader_course as course
+from graders.cells import exercise_tests
 from graders.coursedir import LAB_PATTERN, labs_in, nbgrader_meta, solution_files
 from graders.cuts import code_after, may_cut
-from graders.cells import exercise_tests
 from graders.grading import Lab, Pool, focused, grade_one, load_lab, reference_runs, warm_modules
 from graders.results import CellGrade, ScoredCells
 from graders.sandbox.jail import Limits

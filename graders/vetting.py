@@ -9,7 +9,8 @@ told the line and the rule. What the policy refuses is reflection and escape, no
 * no code from strings or names computed at run time (``eval``, ``exec``, ``compile``, ``getattr``,
   ``setattr``, ``globals``, ``vars``, ``open``, magics and ``get_ipython``, ``operator.attrgetter`` ...);
 * no private or dunder attributes, except the few a lesson teaches (``_version``, ``_base``,
-  ``_saved_*``, ``torch._dynamo``, ``__init__``, ``__name__``, ``__code__`` ...), and no assignment to
+  ``_saved_*``, ``torch._dynamo``, ``__init__``, ``__name__``, ``__code__`` ...) and a class's own
+  (``self._cache``), and no assignment to
   any dunder attribute or to an attribute of an imported module (``torch.Tensor.t = ...``);
 * no frames, garbage-collector walks, ``sys``/``os``/threads/processes: by import or by attribute
   (``torch.sys``), so nothing reaches the probes, the recorders or the grader's code;
@@ -142,7 +143,8 @@ class _Policy(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = node.attr
-        if name.startswith("_") and not _allowed_private(name):
+        own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls") and not name.startswith("__")
+        if name.startswith("_") and not own and not _allowed_private(name):
             self.refuse(node, f"the private attribute '.{name}'")
         elif name in DENIED_ATTRIBUTES or (isinstance(node.value, ast.Name) and node.value.id in self.inspect_names
                                            and name not in INSPECT_ALLOWED):
@@ -241,22 +243,35 @@ def _top_level_names(statement: ast.stmt) -> set[str]:
     return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
+def _walk_code(node: ast.AST) -> Iterable[ast.AST]:
+    """``ast.walk`` without annotations: a type hint names ``torch.Tensor`` but runs nothing of it."""
+    yield node
+    for name, value in ast.iter_fields(node):
+        if name in ("annotation", "returns"):
+            continue
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.AST):
+                yield from _walk_code(child)
+
+
 def _mentioned(node: ast.AST) -> dict[str, int]:
-    """Every identifier ``node`` mentions (names, attributes, imported names) and its first line."""
+    """Every identifier ``node`` mentions and its first line: ``name`` for names and imported names,
+    ``.name`` for attributes (so a rule can forbid ``.t`` without forbidding a variable ``t``)."""
     found: dict[str, int] = {}
-    for sub in ast.walk(node):
-        names = [sub.id] if isinstance(sub, ast.Name) else [sub.attr] if isinstance(sub, ast.Attribute) else \
-            [part for a in sub.names for part in (a.name.split(".") + [a.asname or ""])] \
-            if isinstance(sub, (ast.Import, ast.ImportFrom)) else []
-        if isinstance(sub, ast.ImportFrom) and sub.module:
-            names += sub.module.split(".")
+    for sub in _walk_code(node):
+        names = [sub.id] if isinstance(sub, ast.Name) else [sub.attr, "." + sub.attr] \
+            if isinstance(sub, ast.Attribute) else []
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            names = [part for a in sub.names for part in (*a.name.split("."), a.asname or "")]
+            names += (sub.module or "").split(".") if isinstance(sub, ast.ImportFrom) else []
         for name in filter(None, names):
             found.setdefault(name, getattr(sub, "lineno", 1))
     return found
 
 
 def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable[str]) -> list[Finding]:
-    """Where the solution cell ``exercise``, or code of other solution cells it uses, mentions one of ``names``.
+    """Where the solution cell ``exercise``, or code of other solution cells it uses, mentions one of ``names``
+    (``"transpose"``: any name, attribute or import of it; ``".t"``: only an attribute).
 
     ``solutions``: solution grade_id -> source. What the exercise's cell uses is followed through the
     top-level functions, classes and assignments of every solution cell, by name, to any depth.
@@ -280,6 +295,6 @@ def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable
         for name, line in _mentioned(statement).items():
             if name in forbidden:
                 where = "" if cell == exercise else f" (in '{cell}', which it uses)"
-                findings.append(Finding(line, f"mentions '{name}', which this exercise forbids{where}"))
+                findings.append(Finding(line, f"mentions '{name.lstrip('.')}', which this exercise forbids{where}"))
             todo += definitions.get(name, [])
     return sorted(set(findings), key=lambda f: (f.line, f.what))

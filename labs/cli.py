@@ -301,6 +301,9 @@ def grade(
     cpu: Annotated[int, typer.Option(help="CPU seconds per submission, all its processes together")] = 600,
     shard: Annotated[str | None, typer.Option(help="i/n: grade every n-th student, starting at the i-th")] = None,
     report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
+    vetting: Annotated[bool, typer.Option("--vetting/--no-vetting", help="--no-vetting: run solution cells without "
+                                          "reading them first, the sandbox the only layer (to test the sandbox; "
+                                          "never for a class)")] = True,
 ) -> None:
     """Grade submissions in sandboxes; scores go to the nbgrader gradebook."""
     try:
@@ -323,8 +326,12 @@ def grade(
 
     _quiet_nbgrader()
     _isolation_warning()
+    if not vetting:
+        err_console.print("labs grade --no-vetting: solution cells run unread; rules rest on the recorders alone",
+                          style="yellow")
     request = GradeRequest(submissions, chapter, course_dir, root, db, jobs,
-                           Limits(wall_seconds=timeout, cpu_seconds=cpu, memory_bytes=memory_bytes), shard_spec, report)
+                           Limits(wall_seconds=timeout, cpu_seconds=cpu, memory_bytes=memory_bytes), shard_spec, report,
+                           vetting)
     lock = threading.Lock()
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, disable=not err_console.is_terminal) as progress:

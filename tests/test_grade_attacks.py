@@ -1,8 +1,11 @@
-"""`labs grade` against submissions that try to cheat or break the grader, in one batch.
+"""`labs grade` against submissions that try to cheat or break the grader.
 
-Each attack replaces the fixture lab's solutions with the attack (no real solution), so every
-graded cell must earn 0; an honest student graded in the same batch must keep full marks, and the
-gradebook must hold exactly the grader's scores afterwards.
+Two batches. ``graded`` runs ATTACKS with ``--no-vetting``: the solution cells run unread, so each
+attack meets the sandbox and the recorders alone (the layers under the vetting). ``vetted`` grades
+READER_ATTACKS as a class is graded: what a student who read the grader writes to blind it. In both,
+each attack replaces the fixture lab's solutions (no real solution), so every graded cell must earn 0;
+an honest student graded in the same batch must keep full marks, and the gradebook must hold exactly
+the grader's scores afterwards.
 """
 
 from __future__ import annotations
@@ -225,8 +228,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for edit in ("delete", "retype", "repoint", "points"):
         _write(subs, f"edit-{edit}", _edited(edit))
     _bad_files(subs)
+    return _grade(subs, root, "--no-vetting", "--timeout", "30", "--cpu", "5", "--memory", "1024")
+
+
+def _grade(subs: Path, root: Path, *options: str) -> dict:
     proc = labs("grade", str(subs), "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(root),
-                "--jobs", "2", "--timeout", "30", "--cpu", "5", "--memory", "1024", timeout=900)
+                "--jobs", "2", *options, timeout=900)
     results = json.loads((root / "reports" / "results.json").read_text())
     return {"proc": proc, "root": root, "grades": {g["student"]: g for g in results["grades"]}, "results": results}
 
@@ -335,3 +342,98 @@ def test_probe_source_never_reaches_a_report(graded: dict, feedback: Path) -> No
     assert not [t for t in texts if PROBE_LINE in t or "draw.randn" in t]
     why = {c["grade_id"]: c["why"] for c in graded["grades"]["smuggle-probes"]["cells"]}
     assert why["test_scale"].endswith("failed") and "raise" not in why["test_scale"], why
+
+
+# What a student who read the grader writes (issue #39's rows), each with a wrong or no solution.
+READER_ATTACKS = {
+    "patch-rules": WRONG + "import graders.rules as rules\nrules.forbidden = None\n",
+    "code-swap": "def scale(t, factor):\n    scale.__code__ = (lambda t, factor: t * factor).__code__\n    return t\n\n"
+                 "def relu_grad(x):\n    return torch.ones_like(x)\n",
+    "frame-walk": WRONG + "import inspect\nSPY = inspect.currentframe().f_back\n",
+    "computed-name": WRONG + "probes = getattr(torch, 'sy' + 's').modules\n",
+    "thread": WRONG + "import threading\nthreading.Thread(target=print).start()\n",
+    # raises a builtin (KeyError, unnamed in its source) only where the probe calls it (2-d inputs), never in
+    # the visible test
+    "exception-channel": "def scale(t, factor):\n    return {}[t.dim()] if t.dim() == 2 else t * factor\n\n"
+                         "def relu_grad(x):\n    return torch.ones_like(x)\n",
+    # wrong in some of the probe's cases only: the count must not reach the student
+    "case-count": "def scale(t, factor):\n    return t * factor if t.shape[0] % 2 else t\n\n"
+                  "def relu_grad(x):\n    return (x > 0).to(x.dtype) if len(x) % 2 else x\n",
+}
+STUDENT_VISIBLE_LEAKS = ("KeyError", "cases differ", "of 5", "raised", "/tmp/", "/work/", "/root/")
+
+
+def _added_cell() -> nbformat.NotebookNode:
+    """The right code in a cell the student added; the solution cells left blank."""
+    nb = _attack("raise NotImplementedError()")
+    cell = nbformat.v4.new_code_cell("def scale(t, factor):\n    return t * factor\n\n"
+                                     "def relu_grad(x):\n    return (x > 0).to(x.dtype)\n")
+    cell.pop("id")  # the fixture is nbformat 4.4, which has no cell ids
+    nb.cells.append(cell)
+    return nb
+
+
+def _copied_test() -> nbformat.NotebookNode:
+    """A wrong solution; a test cell emptied in place and an exact copy of it appended at the end."""
+    nb = _attack(WRONG)
+    test = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_scale")
+    nb.cells.append(nbformat.from_dict(json.loads(json.dumps(test))))
+    test.source = "pass"
+    return nb
+
+
+@pytest.fixture(scope="module")
+def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One `labs grade` batch, vetting on, over READER_ATTACKS and an honest student."""
+    tmp = tmp_path_factory.mktemp("vetted")
+    subs = tmp / "submitted"
+    _write(subs, "honest", nbformat.read(LAB, as_version=4))
+    for name, code in READER_ATTACKS.items():
+        _write(subs, name, _attack(code))
+    _write(subs, "added-cell", _added_cell())
+    _write(subs, "copied-test", _copied_test())
+    graded = _grade(subs, tmp / "grading", "--timeout", "60")
+    for kind in ("csv", "gradescope"):
+        proc = labs("export", "--format", kind, "--out", str(tmp / kind), "--root", str(graded["root"]))
+        assert proc.returncode == 0, proc.stderr
+    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
+    assert proc.returncode == 0, proc.stderr
+    graded["exports"] = tmp
+    return graded
+
+
+def test_reader_honest_student_keeps_full_marks(vetted: dict) -> None:
+    assert _cells(vetted["grades"]["honest"]) == FULL, vetted["proc"].stdout[-3000:]
+    assert not vetted["grades"]["honest"]["flags"]
+
+
+@pytest.mark.parametrize("attack", [*sorted(READER_ATTACKS), "added-cell", "copied-test"])
+def test_reader_attack_earns_nothing(vetted: dict, attack: str) -> None:
+    grade = vetted["grades"][attack]
+    assert _cells(grade) == dict.fromkeys(FULL, 0.0), grade
+    assert grade["status"] == "graded", grade
+
+
+@pytest.mark.parametrize("attack", ["patch-rules", "code-swap", "frame-walk", "computed-name", "thread"])
+def test_reaching_for_the_grader_is_refused_and_flagged(vetted: dict, attack: str) -> None:
+    grade = vetted["grades"][attack]
+    assert any(f.startswith("solution cell scale not run: line ") for f in grade["flags"]), grade
+    assert "not allowed in graded code" in next(c["why"] for c in grade["cells"] if c["grade_id"] == "test_scale")
+
+
+def test_added_cells_and_copied_tests_are_flagged(vetted: dict) -> None:
+    assert any("cells added by the student, not run" in f for f in vetted["grades"]["added-cell"]["flags"])
+    flags = vetted["grades"]["copied-test"]["flags"]
+    assert any("test_scale edited" in f for f in flags) and any("test_scale appears more than once" in f for f in flags)
+
+
+@pytest.mark.parametrize("attack", ["exception-channel", "case-count"])
+def test_hidden_checks_show_students_fixed_text_only(vetted: dict, attack: str) -> None:
+    student = vetted["exports"]
+    shown = [(student / "gradescope" / attack / CHAPTER / "results.json").read_text(),
+             (student / "csv").read_text() if (student / "csv").is_file() else "",
+             (vetted["root"] / "feedback" / attack / CHAPTER / "lab_basic.html").read_text()]
+    assert not [leak for text in shown for leak in STUDENT_VISIBLE_LEAKS if leak in text], shown[0]
+    hidden = [c for c in vetted["grades"][attack]["cells"] if c["why"].startswith("hidden check")]
+    assert hidden and all(c["why"].endswith("' failed") for c in hidden)
+    assert any(("KeyError" in c["detail"]) or ("cases differ" in c["detail"]) for c in hidden)  # the instructor's

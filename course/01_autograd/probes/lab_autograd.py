@@ -32,7 +32,7 @@ def _gradient_seen(numerical_gradient: Callable, f: Callable, x: torch.Tensor, *
     return {"grad": grad, "x_after": x.clone(), "violations": seen.violations}
 
 
-@probe("test_numerical_gradient")
+@probe("test_numerical_gradient", forbid=(".backward", "autograd", ".func", "forward_ad", "make_dual", "gradcheck", "jacobian"))
 def numerical_gradient(ns: Namespace, draw: Draw) -> list:
     """numerical_gradient: central differences with step eps, f only called (no autograd), x unchanged"""
     fn = ns["numerical_gradient"]

@@ -33,6 +33,14 @@ MEMORY_CALLS = {
     "numpy.lib.stride_tricks.as_strided": np.lib.stride_tricks.as_strided,
     "numpy.lib.stride_tricks.sliding_window_view": np.lib.stride_tricks.sliding_window_view,
 }
+# The same rules, read from the solution's source before it runs (graders.vetting): any spelling the
+# recorders above see as an op is also refused by name where it is written.
+MEMORY_NAMES = ("set_", "stride_tricks", "sliding_window_view", "from_numpy", "as_tensor", "asarray", "frombuffer",
+                "from_dlpack", "library")
+TRANSPOSE_NAMES = (".t", ".T", ".mT", ".mH", ".H", "transpose", "transpose_", "permute", "movedim", "moveaxis",
+                   "swapaxes", "swapdims", "adjoint", *MEMORY_NAMES)
+WINDOW_NAMES = ("unfold", "unfold_copy", "im2col", "col2im", *MEMORY_NAMES)
+PLAIN_PYTHON = ("torch", "numpy", "np", "library")
 # Autograd nodes a forbidden view leaves behind (a second opinion that no mode switch hides).
 TRANSPOSE_NODES = ["TransposeBackward0", "TransposeBackward1", "PermuteBackward0", "TBackward0"]
 WINDOW_NODES = ["UnfoldBackward0"]
@@ -149,7 +157,7 @@ def _strides_seen(fn: Callable, shape: tuple, stride: tuple, new_shape: tuple) -
     return {"strides": got, "violations": seen.violations}
 
 
-@probe("test_view_strides")
+@probe("test_view_strides", forbid=PLAIN_PYTHON)
 def view_strides(ns: Namespace, draw: Draw) -> list:
     """view_strides on contiguous, permuted, sliced and expanded layouts, in plain Python"""
     cases = []
@@ -188,7 +196,7 @@ def _transpose_case(draw: Draw, grad: bool) -> tuple[torch.Tensor, int, int]:
     return t, dim0, dim1 - t.dim() if draw.random.random() < 0.3 else dim1
 
 
-@probe("test_transpose_view")
+@probe("test_transpose_view", forbid=TRANSPOSE_NAMES)
 def transpose_view(ns: Namespace, draw: Draw) -> list:
     """transpose_view is a view with the right values, strides, offset and gradient, made with torch.as_strided only"""
     observations = []
@@ -204,7 +212,7 @@ def transpose_view(ns: Namespace, draw: Draw) -> list:
     return observations
 
 
-@probe("test_sliding_windows")
+@probe("test_sliding_windows", forbid=WINDOW_NAMES)
 def sliding_windows(ns: Namespace, draw: Draw) -> list:
     """sliding_windows returns a view of x whose rows are the windows (values and gradient), made with torch.as_strided (no unfold)"""
     observations = []
@@ -232,7 +240,7 @@ def _compatible_shapes(draw: Draw) -> list[tuple[int, ...]]:
     return shapes
 
 
-@probe("test_broadcast_shape")
+@probe("test_broadcast_shape", forbid=(*PLAIN_PYTHON, "broadcast_shapes", "broadcast_to", "broadcast_tensors"))
 def broadcast_shape(ns: Namespace, draw: Draw) -> list:
     """broadcast_shape's result, or ValueError for shapes that do not broadcast, in plain Python (no torch, NumPy or tensors)"""
     cases = []
@@ -339,7 +347,7 @@ def _conv_matches(got: Any, t: torch.Tensor, k: int, weight: torch.Tensor) -> An
         return bool(torch.allclose(mine, torch.nn.functional.conv2d(t.detach(), weight), atol=1e-5))
 
 
-@probe("test_patches")
+@probe("test_patches", forbid=WINDOW_NAMES)
 def patches(ns: Namespace, draw: Draw) -> list:
     """patches is the im2col view of digits batches (offsets, crops, channels-last; values and gradient), made with torch.as_strided"""
     observations = []
@@ -371,7 +379,7 @@ def _diagnose_layouts(draw: Draw) -> list[tuple[tuple[int, ...], tuple[int, ...]
     return layouts
 
 
-@probe("test_diagnose")
+@probe("test_diagnose", forbid=PLAIN_PYTHON)
 def diagnose(ns: Namespace, draw: Draw) -> list:
     """diagnose on contiguous, permuted, sliced, stepped, expanded, size-1 and 0-d layouts, in plain Python"""
     out = []
