@@ -92,16 +92,16 @@ def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, 
     for graded code (:mod:`graders.vetting`) is replaced by its blank release and recorded in ``refused``.
     """
     copies = _copies(submitted)
-    modules = imported_names(c.source for c in source_nb.cells if c.cell_type == "code")
+    modules = imported_names(tuple(c.source for c in source_nb.cells if c.cell_type == "code")) if vetted else None
     result = Restored([])
     for index, cell in enumerate(source_nb.cells):
         if cell.cell_type == "code":
-            result.cells.append(_restored_cell(index, cell, copies, modules if vetted else None, result))
+            result.cells.append(_restored_cell(index, cell, copies, modules, result))
     result.added = _added(source_nb, submitted)
     return result
 
 
-def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, modules: set[str] | None,
+def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, modules: frozenset[str] | None,
                    result: Restored) -> Cell:
     """What runs for the source's code cell ``index``; notes what its copies in the submission did."""
     meta = nbgrader_meta(cell)

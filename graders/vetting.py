@@ -27,6 +27,7 @@ checked again where the code runs, by the probe's recorder: "both ways".
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -198,6 +199,17 @@ def python_of(cell_source: str) -> str:
     return _TRANSFORMER.transform_cell(cell_source)
 
 
+def _parsed(source: str) -> ast.Module | None:
+    """The syntax tree of the Python IPython runs for ``source``; None when it does not parse. Source that
+    parses as Python already is what IPython runs (its transforms rewrite only what is not Python)."""
+    for text in (source, None):
+        try:
+            return ast.parse(source if text is not None else python_of(source))
+        except (SyntaxError, ValueError):
+            continue
+    return None
+
+
 def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
     """Every place ``cell_source`` breaks the policy for graded code (empty: it may run).
 
@@ -205,36 +217,27 @@ def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
     attributes graded code must not reassign. A cell that does not parse breaks no rule: it raises
     ``SyntaxError`` when it runs, like any other broken cell.
     """
-    try:
-        tree = ast.parse(python_of(cell_source))
-    except (SyntaxError, ValueError):
+    tree = _parsed(cell_source)
+    if tree is None:
         return []
     policy = _Policy(set(module_names))
     policy.visit(tree)
     return sorted(set(policy.findings), key=lambda f: (f.line, f.what))
 
 
-def imported_names(sources: Iterable[str]) -> set[str]:
-    """The names that the ``import`` statements of ``sources`` bind (``torch``, ``F``, ``np``)."""
+@functools.lru_cache(maxsize=64)
+def imported_names(sources: tuple[str, ...]) -> frozenset[str]:
+    """The names that the ``import`` statements of ``sources`` bind (``torch``, ``F``, ``np``); cached: a
+    batch asks once per submission about the same source notebook."""
     found: set[str] = set()
-    for source in sources:
-        try:
-            tree = ast.parse(python_of(source))
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
+    for source in (s for s in sources if "import" in s):
+        tree = _parsed(source)
+        for node in ast.walk(tree) if tree else ():
             if isinstance(node, ast.Import):
                 found.update((a.asname or a.name).split(".")[0] for a in node.names)
             elif isinstance(node, ast.ImportFrom):
                 found.update(a.asname or a.name for a in node.names if a.name != "*")
-    return found
-
-
-def _parsed(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(python_of(source))
-    except (SyntaxError, ValueError):
-        return None
+    return frozenset(found)
 
 
 def _top_level_names(statement: ast.stmt) -> set[str]:
