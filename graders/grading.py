@@ -168,8 +168,9 @@ def _not_run(lab: Lab, restored: Restored, outcome: JobOutcome, test: TestCell, 
         return "test cell deleted or retyped"
     if solution in restored.refused:
         return f"solution cell '{solution}' did not run: {_lines(restored.refused[solution])} (not allowed in graded code)"
-    broken = stated_rule_breaks(restored.solutions, solution, lab.probes[test.grade_id].forbid) \
-        if solution and lab.probes[test.grade_id].forbid else []
+    probe = lab.probes[test.grade_id]
+    broken = stated_rule_breaks(restored.solutions, solution, probe.forbid, probe.iterative) \
+        if solution and (probe.forbid or probe.iterative) else []
     return f"solution cell '{solution}' breaks the exercise's rule: {_lines(broken)}" if broken else ""
 
 

@@ -47,6 +47,7 @@ class Probe:
     atol: float | None = None
     partial_step: float | None = None  # None: all or nothing; else points per matched case, in steps of this
     forbid: tuple[str, ...] = ()  # names the exercise's solution must not mention (graders.vetting), checked before it runs
+    iterative: bool = False  # no function of the solution may call itself (graders.vetting), checked before it runs
 
     @property
     def description(self) -> str:
@@ -59,12 +60,15 @@ _registry: dict[str, Probe] = {}
 
 
 def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None,
-          partial_step: float | None = None, forbid: tuple[str, ...] = ()) -> Callable[[ProbeFn], ProbeFn]:
+          partial_step: float | None = None, forbid: tuple[str, ...] = (),
+          iterative: bool = False) -> Callable[[ProbeFn], ProbeFn]:
     """Register ``fn`` as the probe of the graded test cell ``grade_id``.
 
     ``forbid``: identifiers (``"transpose"``, ``"broadcast_shapes"``, ``"torch"``) the exercise's solution,
     and the solution-cell code it uses, must not mention; the grader reads that before anything runs. State
     the same rule in the probe's recorder (:func:`graders.rules.forbidden`), which sees every spelling.
+    ``iterative``: no function of the solution may call itself, even through others (and
+    ``forbidden(recursion=True)`` where it runs).
 
     By default a cell earns its points only when every case matches. ``partial_step=1`` gives points in
     proportion to the matched cases, rounded down to whole points (0.5: to half points), so a cell with
@@ -74,7 +78,7 @@ def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None
         raise ValueError(f"probe {grade_id}: partial_step must be positive, got {partial_step}")
 
     def register(fn: ProbeFn) -> ProbeFn:
-        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid))
+        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid), iterative)
         return fn
 
     return register

@@ -272,32 +272,64 @@ def _mentioned(node: ast.AST) -> dict[str, int]:
     return found
 
 
-def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable[str]) -> list[Finding]:
-    """Where the solution cell ``exercise``, or code of other solution cells it uses, mentions one of ``names``
-    (``"transpose"``: any name, attribute or import of it; ``".t"``: only an attribute).
+Uses = dict[str, list[tuple[str, ast.stmt]]]  # a top-level name -> (solution grade_id, statement) binding it
 
-    ``solutions``: solution grade_id -> source. What the exercise's cell uses is followed through the
-    top-level functions, classes and assignments of every solution cell, by name, to any depth.
-    """
-    forbidden = set(names)
-    definitions: dict[str, list[tuple[str, ast.stmt]]] = {}
+
+def _definitions(solutions: dict[str, str]) -> Uses:
+    found: Uses = {}
     for grade_id, source in solutions.items():
         tree = _parsed(source)
         for statement in tree.body if tree else []:
             for name in _top_level_names(statement):
-                definitions.setdefault(name, []).append((grade_id, statement))
-    start = _parsed(solutions.get(exercise, ""))
-    todo = [(exercise, s) for s in (start.body if start else [])]
-    seen: set[int] = set()
-    findings = []
+                found.setdefault(name, []).append((grade_id, statement))
+    return found
+
+
+def _reachable(starts: list[tuple[str, ast.stmt]], definitions: Uses) -> list[tuple[str, ast.stmt]]:
+    """``starts`` and every top-level statement they use, by name, to any depth (each once, in order)."""
+    todo, seen, found = list(reversed(starts)), set(), []
     while todo:
         cell, statement = todo.pop()
-        if id(statement) in seen:
-            continue
-        seen.add(id(statement))
-        for name, line in _mentioned(statement).items():
-            if name in forbidden:
-                where = "" if cell == exercise else f" (in '{cell}', which it uses)"
-                findings.append(Finding(line, f"mentions '{name.lstrip('.')}', which this exercise forbids{where}"))
-            todo += definitions.get(name, [])
+        if id(statement) not in seen:
+            seen.add(id(statement))
+            found.append((cell, statement))
+            todo += reversed([d for name in _mentioned(statement) for d in definitions.get(name, [])])
+    return found
+
+
+def _recursion(reached: list[tuple[str, ast.stmt]], definitions: Uses, exercise: str) -> list[Finding]:
+    """Functions among ``reached`` that call themselves, directly or through others (nested ones directly)."""
+    found = []
+    for cell, statement in reached:
+        where = "" if cell == exercise else f" (in '{cell}', which it uses)"
+        uses = [d for name in _mentioned(statement) for d in definitions.get(name, [])]
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                any(s is statement for _, s in _reachable(uses, definitions)):
+            found.append(Finding(statement.lineno, f"'{statement.name}' calls itself{where}"))
+        for node in ast.walk(statement):
+            if node is not statement and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    any(isinstance(n, ast.Name) and n.id == node.name for n in ast.walk(node)):
+                found.append(Finding(node.lineno, f"'{node.name}' calls itself{where}"))
+    return found
+
+
+def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable[str] = (),
+                       iterative: bool = False) -> list[Finding]:
+    """Where the solution cell ``exercise``, or code of other solution cells it uses, mentions one of ``names``
+    (``"transpose"``: any name, attribute or import of it; ``".t"``: only an attribute), and, when it must be
+    ``iterative``, where a function of it calls itself.
+
+    ``solutions``: solution grade_id -> source. What the exercise's cell uses is followed through the
+    top-level functions, classes and assignments of every solution cell, by name, to any depth.
+    """
+    forbidden, definitions = set(names), _definitions(solutions)
+    start = _parsed(solutions.get(exercise, ""))
+    reached = _reachable([(exercise, s) for s in (start.body if start else [])], definitions)
+    findings = []
+    for cell, statement in reached:
+        where = "" if cell == exercise else f" (in '{cell}', which it uses)"
+        findings += [Finding(line, f"mentions '{name.lstrip('.')}', which this exercise forbids{where}")
+                     for name, line in _mentioned(statement).items() if name in forbidden]
+    if iterative:
+        findings += _recursion(reached, definitions, exercise)
     return sorted(set(findings), key=lambda f: (f.line, f.what))

@@ -108,3 +108,13 @@ def test_a_refused_solution_cell_runs_as_its_blank_release() -> None:
     restored = restore(source, submitted)
     assert [str(f) for f in restored.refused["scale"]][0].startswith("line 1: importing 'sys'")
     assert "raise NotImplementedError()" in restored.solutions["scale"]
+
+
+def test_an_iterative_exercise_refuses_recursion_through_any_helper() -> None:
+    solutions = {"order": "def order(o):\n    def walk(n):\n        return [walk(c) for c in n]\n    return helper(o)\n",
+                 "other": "def helper(o):\n    return again(o)\n\ndef again(o):\n    return helper(o) if o else []\n"}
+    found = {(f.line, f.what) for f in stated_rule_breaks(solutions, "order", iterative=True)}
+    assert found == {(2, "'walk' calls itself"), (1, "'helper' calls itself (in 'other', which it uses)"),
+                     (4, "'again' calls itself (in 'other', which it uses)")}
+    loop = {"order": "def order(o):\n    todo, seen = [o], []\n    while todo:\n        seen.append(todo.pop())\n    return seen\n"}
+    assert stated_rule_breaks(loop, "order", iterative=True) == []

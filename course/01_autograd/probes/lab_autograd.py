@@ -204,7 +204,7 @@ def _fixed_graphs(draw: Draw) -> list[torch.Tensor]:
     return [skewed, square, chain.sum(), branchy.sum()]
 
 
-@probe("test_backward_order")
+@probe("test_backward_order", iterative=True)
 def backward_order(ns: Namespace, draw: Draw) -> list:
     """backward_order: every node once, each after all its consumers, also on deep graphs, iteratively"""
     outputs = _fixed_graphs(draw) + [_chained_graph(draw, draw.randint(5, 30)) for _ in range(15)]
@@ -238,7 +238,7 @@ def _set_params(module: torch.nn.Module, draw: Draw, scale: float) -> torch.nn.M
 
 # atol 1e-5: a float32 conv critic's parameter gradients cancel to ~1e-3, where a correct per-sample loop
 # differs from a batched solution by ~1.4e-6 (2 draws in 100 at atol=1e-6); every wrong solution misses by far more.
-@probe("test_gradient_penalty", rtol=1e-4, atol=1e-5)
+@probe("test_gradient_penalty", rtol=1e-4, atol=1e-5, forbid=(".backward",))
 def gradient_penalty(ns: Namespace, draw: Draw) -> list:
     """gradient_penalty: per-sample input-gradient norms over all of a sample's elements, (norm - 1)^2 averaged,
     differentiable w.r.t. the parameters, no .grad written; (N, 1) and (N,) scores, 2-D and image inputs, N = 1,
