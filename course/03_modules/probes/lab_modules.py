@@ -47,6 +47,12 @@ def _module_state(net: nn.Module) -> dict:
     }
 
 
+def _plain_float(value: object) -> object:
+    """A float the lab asks for, as a Python float: ``numpy.float64`` (what ``np.mean`` or ``np.average``
+    give) is a subclass the lab's own ``isinstance(loss, float)`` accepts; anything else as it is."""
+    return float(value) if isinstance(value, float) else value
+
+
 def _snapshot(value: object) -> object:
     """A copy of ``value`` if it is a tensor (later in-place updates must not show), else ``value``."""
     return value.detach().clone() if isinstance(value, torch.Tensor) else value
@@ -113,7 +119,8 @@ def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
         loss = ns["train_one_epoch"](model, batches, F.cross_entropy, opt)
     else:
         loss = ns["train_one_epoch"](model, batches, F.cross_entropy, opt, max_norm)
-    return {"loss": loss, "training": bool(model.training), "parameters": [p.detach() for p in model.parameters()]}
+    return {"loss": _plain_float(loss), "training": bool(model.training),
+            "parameters": [p.detach() for p in model.parameters()]}
 
 
 @probe("test_train_one_epoch", rtol=1e-5, atol=1e-6)
@@ -282,13 +289,22 @@ def _accumulate_case(ns: Namespace, draw: Draw, shape: str) -> dict:
     finally:
         for hook in hooks:
             hook.remove()
-    return {"returned": result, "sizes": sizes, "layer_sizes": layer_sizes, "grads": [p.grad for p in model.parameters()]}
+    return {"returned": _plain_float(result), "sizes": sizes, "layer_sizes": layer_sizes,
+            "grads": [p.grad for p in model.parameters()]}
 
 
 @probe("test_accumulate_gradients", rtol=1e-5, atol=1e-6)
 def accumulate_gradients(ns: Namespace, draw: Draw) -> list:
     """accumulate_gradients: full-batch gradient and loss with unlabelled samples, uneven/even/single micro-batches, stale gradients ignored"""
     return [_accumulate_case(ns, draw, shape) for shape in ("uneven", "uneven", "even", "one", "singles", "uneven", "chunky")]
+
+
+def _accuracy_and_confusion(result: object) -> object:
+    """evaluate's ``(accuracy, confusion)`` as a tuple with a Python float first (a list of the two unpacks
+    the same way in the lab's test); anything else as it is."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return _plain_float(result[0]), result[1]
+    return result
 
 
 class _Unbatched:
@@ -322,7 +338,8 @@ def _evaluate_case(ns: Namespace, draw: Draw, splits: object, start_training: bo
         result = outcome(ns["evaluate"], model, loader)
     finally:
         hook.remove()
-    return {"result": result, "forward_modes": sorted(set(modes)), "training_after": bool(model.training),
+    return {"result": _accuracy_and_confusion(result), "forward_modes": sorted(set(modes)),
+            "training_after": bool(model.training),
             "grad_enabled_after": torch.is_grad_enabled()}
 
 
@@ -335,7 +352,7 @@ def evaluate(ns: Namespace, draw: Draw) -> list:
     cases = [_evaluate_case(ns, draw, splits, training, workers)
              for training, workers in ((True, 0), (False, 0), (True, 2), (False, 0))]
     model = digits.DigitsCNN()
-    cases.append({"empty": outcome(ns["evaluate"], model, _Unbatched()), "classes": 10})
+    cases.append({"empty": _accuracy_and_confusion(outcome(ns["evaluate"], model, _Unbatched())), "classes": 10})
     return cases
 
 
