@@ -7,9 +7,11 @@ every object is a tag with exactly one key::
     {"$tuple": [...]}   {"$dict": [[key, value], ...]}   {"$tensor": [dtype, shape, offset, nbytes]}
 
 There are no references, so a message of n bytes holds at most n values, and :func:`decode` walks
-it once under a :class:`Budget` (bytes, values, depth, string length, seconds). The sandbox side
-(:func:`encode`) is honest code, but nothing trusts that: whatever arrives is decoded by the grader
-as if it were hostile, and anything outside the format is a :class:`WireError`.
+it once under a :class:`Budget` (bytes, values, depth, string length, seconds). The values are counted
+from the bytes before anything is parsed (:func:`values_in`), so a document of millions of tiny values
+(``[[],[],...]``) costs the grader a scan, not the gigabytes of objects that parsing it would build.
+The sandbox side (:func:`encode`) is honest code, but nothing trusts that: whatever arrives is decoded by
+the grader as if it were hostile, and anything outside the format is a :class:`WireError`.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class Budget:
     """How much one message may hold, and how long decoding it may take."""
 
     max_bytes: int = 64 << 20
-    max_values: int = 1_000_000
+    max_values: int = 1_000_000  # as :func:`values_in` counts them, before parsing
     max_depth: int = 32
     max_string: int = 1000
     seconds: float = 20.0
@@ -91,8 +93,11 @@ def decode(data: bytes, budget: Budget = Budget()) -> Plain:
     size = struct.unpack("<Q", data[:8])[0]
     if size > len(data) - 8:
         raise WireError("truncated message")
+    if values_in(data, 8, 8 + size) > budget.max_values:
+        raise WireError("over the size budget (values)")
     try:
-        document = json.loads(data[8:8 + size], parse_int=_bounded_int, object_pairs_hook=_single_key)
+        text = str(memoryview(data)[8:8 + size], "ascii")  # encode writes ASCII: one byte per character here
+        document = json.loads(text, parse_int=_bounded_int, object_pairs_hook=_single_key)
     except RecursionError as err:
         raise WireError("nested too deep") from err
     except WireError:
@@ -100,6 +105,17 @@ def decode(data: bytes, budget: Budget = Budget()) -> Plain:
     except (ValueError, UnicodeDecodeError) as err:
         raise WireError(f"not a message: {type(err).__name__}") from err
     return _Walk(memoryview(data)[8 + size:], budget).value(document, 0)
+
+
+def values_in(data: bytes, start: int = 0, end: int | None = None) -> int:
+    """A bound on the JSON values in ``data[start:end]``, counted without parsing (and without copying).
+
+    Every value but the first follows a ``[``, ``,`` or ``:``, and every object key a ``{`` or ``,``, so
+    one more than the number of these four bytes bounds the lists, objects, keys and scalars that
+    parsing would build (inside strings they count too: the bound only grows).
+    """
+    end = len(data) if end is None else end
+    return 1 + sum(data.count(mark, start, end) for mark in (b"[", b"{", b",", b":"))
 
 
 def _bounded_int(text: str) -> int:

@@ -164,7 +164,7 @@ class Worker:
                                + start_failure_hint(self.log))
         if self.group:
             self.group.limit(self.limits.memory_bytes, self.limits.processes)
-        protect_from_oom_killer(self.proc.pid)
+        set_oom_floor(self.proc.pid)
         self.zygote = self.proc.pid if not self.use_bwrap else find_zygote(self.proc.pid)
 
     def _watch(self) -> watchdog.Watchdog:
@@ -250,22 +250,30 @@ def _is_zygote(proc: psutil.Process | None) -> bool:
         return False
 
 
-def protect_from_oom_killer(pid: int) -> None:
-    """As root: the sandbox's own processes are the OOM killer's last choice (jobs raise theirs to the first)."""
+def set_oom_floor(pid: int) -> None:
+    """As root: the sandbox's processes get the grader's own OOM score adjustment (0 at least).
+
+    A value written with privilege is also the lowest that the process, and anything it forks, may set
+    without privilege (the kernel's ``oom_score_adj_min``). Jobs raise theirs to 1000, the OOM killer's
+    first choice; a job may come back down to the grader's level, never below it: a sandbox at -1000
+    would let a job make itself unkillable and leave the grader to the OOM killer.
+    """
     if os.getuid() != 0:
         return
+    floor = str(max(0, int(Path("/proc/self/oom_score_adj").read_text())))
     try:
         tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.Error:
         return
     for proc in tree:
         try:
-            Path(f"/proc/{proc.pid}/oom_score_adj").write_text("-1000")
+            Path(f"/proc/{proc.pid}/oom_score_adj").write_text(floor)
         except OSError:
             pass
 
 
 HEADER_BYTES = 4 << 20
+HEADER_VALUES = 100_000  # JSON values in a header (wire.values_in): a supervisor's honest one holds a few hundred
 EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
 SUPERVISOR_STATUSES = frozenset({"ok", "timeout", "crashed", "output limit", "result too large", "bad result"})
 HEADER_FIELDS = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss_mb": int, "output_tail": str}
@@ -273,7 +281,7 @@ HEADER_FIELDS = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss
 
 def read_header(frame: bytes) -> dict | None:
     """A supervisor's JSON message, or None when it is not a small JSON object."""
-    if len(frame) > HEADER_BYTES:
+    if len(frame) > HEADER_BYTES or wire.values_in(frame) > HEADER_VALUES:
         return None
     try:
         message = json.loads(frame)

@@ -1,0 +1,119 @@
+"""The grader's boundary with its sandboxes (#39): what a job may send back.
+
+The sandboxed tests run attack jobs straight on sandbox workers (no notebook vetting in the way: what
+is tested is the boundary, whatever reached the sandbox), beside an honest job in the same pool.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import struct
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
+import nbformat
+import pytest
+
+from graders import wire
+from graders.sandbox.worker import HEADER_VALUES, read_header
+from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
+
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
+MIB = 1 << 20
+WALL = 60.0
+
+
+def empty_lists_bomb(size: int = 64 * MIB) -> bytes:
+    """A wire message of ``size`` bytes whose JSON is ``[[],[],...]``: 22 million values in 64 MiB."""
+    count = (size - 8 - 4) // 3
+    document = b"[" + b"[]," * count + b"[]]"
+    return struct.pack("<Q", len(document)) + document
+
+
+def test_a_result_of_millions_of_empty_lists_is_refused_before_parsing() -> None:
+    bomb = empty_lists_bomb()
+    assert len(bomb) <= 64 * MIB
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    tracemalloc.start()
+    try:
+        with pytest.raises(wire.WireError, match="values"):
+            wire.decode(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 * MIB, peak
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before < 200 * MIB
+
+
+def test_the_value_count_before_parsing_still_lets_honest_results_through() -> None:
+    honest = {"probes": {"a": {"value": list(range(300_000))}, "b": {"value": ({"k": 1.5}, "x, y: [z]")}}}
+    assert wire.decode(wire.encode(honest)) == honest
+    assert wire.values_in(b'[[],{"a":1}]') == 6  # every value, key included, is bounded
+
+
+def test_a_header_of_too_many_values_is_refused() -> None:
+    assert read_header(json.dumps({"status": "ok", "cells": {}}).encode()) == {"status": "ok", "cells": {}}
+    assert read_header(json.dumps({"status": "ok", "cells": [[]] * HEADER_VALUES}).encode()) is None
+
+
+BOMB = """
+import os, struct, sys
+def _result_fd():
+    frame = sys._getframe()
+    while frame is not None:
+        pipes = frame.f_locals.get("pipes")
+        if type(pipes) is dict and "result" in pipes:
+            return pipes["result"]
+        frame = frame.f_back
+def _bomb(*args):
+    document = b"[" + b"[]," * (((64 << 20) - 12) // 3) + b"[]]"
+    view = memoryview(struct.pack("<Q", len(document)) + document)
+    fd = _result_fd()
+    while view:
+        view = view[os.write(fd, view):]
+    os._exit(0)
+scale = relu_grad = _bomb
+"""
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The fixture lab's reference, then an honest job and a result bomb,
+    side by side on two sandboxes."""
+    from graders.cells import Restored, reference_cells
+    from graders.grading import Pool, load_lab, reference_runs, score, warm_modules
+    from graders.job import Job
+    from graders.sandbox.jail import Limits
+
+    lab, salt = load_lab(LAB), 12345
+    notebooks = {"honest": nbformat.read(LAB, as_version=4), "bomb": _attack(BOMB)}
+    cells = {name: reference_cells(nb) for name, nb in notebooks.items()}  # as written: nothing vetted away
+    jobs = {name: Job(c, lab.probes_source, lab.probes_file, salt) for name, c in cells.items()}
+    pool = Pool(2, Limits(wall_seconds=WALL, cpu_seconds=60), 1, True, tmp_path_factory.mktemp("logs"), warm_modules([lab]))
+    try:
+        reference = reference_runs(pool.ready(), {(CHAPTER, lab.name): lab}, salt)[(CHAPTER, lab.name)]
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        with ThreadPoolExecutor(2) as running:
+            outcomes = dict(zip(jobs, running.map(pool.run, jobs.values()), strict=True))
+        rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
+    finally:
+        pool.close()
+    points = {name: {c.grade_id: c.score for c in score(lab, Restored(cells[name]), outcomes[name], reference)}
+              for name in cells}
+    return {"outcomes": outcomes, "points": points, "rss_growth": rss_growth}
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_honest_job_beside_the_attacks_keeps_full_marks(batch: dict) -> None:
+    assert batch["points"]["honest"] == FULL, batch["outcomes"]["honest"].status
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_a_result_bomb_costs_its_submission_and_nothing_else(batch: dict) -> None:
+    assert batch["outcomes"]["bomb"].status == "bad result"
+    assert batch["points"]["bomb"] == dict.fromkeys(FULL, 0.0)
+    assert batch["rss_growth"] < 600 * MIB, batch["rss_growth"]  # decoding it all once cost 1.6 GiB more
+
+
