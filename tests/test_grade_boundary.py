@@ -1,4 +1,6 @@
-"""The grader's boundary with its sandboxes (#39): what a job may send back.
+"""The grader's boundary with its sandboxes (#39): what a job may send back
+and how long it may take.
+
 
 The sandboxed tests run attack jobs straight on sandbox workers (no notebook vetting in the way: what
 is tested is the boundary, whatever reached the sandbox), beside an honest job in the same pool.
@@ -10,6 +12,7 @@ import json
 import resource
 import shutil
 import struct
+import time
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,7 +25,7 @@ from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
 MIB = 1 << 20
-WALL = 60.0
+WALL = 8.0  # the batch's --timeout: the sleeping job must end here, not at the grader's ceiling 30 s later
 
 
 def empty_lists_bomb(size: int = 64 * MIB) -> bytes:
@@ -76,9 +79,11 @@ def _bomb(*args):
     os._exit(0)
 scale = relu_grad = _bomb
 """
+CLOSE_AND_SLEEP = "import os, time\nfor fd in range(64):\n    try:\n        os.close(fd)\n    except OSError:\n" \
+                  "        pass\ntime.sleep(1000)\n"
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The fixture lab's reference, then an honest job and a result bomb,
+    """The fixture lab's reference, then an honest job, a result bomb and a job that closes its pipes and sleeps,
     side by side on two sandboxes."""
     from graders.cells import Restored, reference_cells
     from graders.grading import Pool, load_lab, reference_runs, score, warm_modules
@@ -86,21 +91,22 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from graders.sandbox.jail import Limits
 
     lab, salt = load_lab(LAB), 12345
-    notebooks = {"honest": nbformat.read(LAB, as_version=4), "bomb": _attack(BOMB)}
+    notebooks = {"honest": nbformat.read(LAB, as_version=4), "bomb": _attack(BOMB), "sleeper": _attack(CLOSE_AND_SLEEP)}
     cells = {name: reference_cells(nb) for name, nb in notebooks.items()}  # as written: nothing vetted away
     jobs = {name: Job(c, lab.probes_source, lab.probes_file, salt) for name, c in cells.items()}
     pool = Pool(2, Limits(wall_seconds=WALL, cpu_seconds=60), 1, True, tmp_path_factory.mktemp("logs"), warm_modules([lab]))
     try:
         reference = reference_runs(pool.ready(), {(CHAPTER, lab.name): lab}, salt)[(CHAPTER, lab.name)]
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        rss_before, started = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, time.monotonic()
         with ThreadPoolExecutor(2) as running:
             outcomes = dict(zip(jobs, running.map(pool.run, jobs.values()), strict=True))
+        elapsed = time.monotonic() - started
         rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
     finally:
         pool.close()
     points = {name: {c.grade_id: c.score for c in score(lab, Restored(cells[name]), outcomes[name], reference)}
               for name in cells}
-    return {"outcomes": outcomes, "points": points, "rss_growth": rss_growth}
+    return {"outcomes": outcomes, "points": points, "elapsed": elapsed, "rss_growth": rss_growth}
 
 
 @pytest.mark.grading
@@ -115,5 +121,15 @@ def test_a_result_bomb_costs_its_submission_and_nothing_else(batch: dict) -> Non
     assert batch["outcomes"]["bomb"].status == "bad result"
     assert batch["points"]["bomb"] == dict.fromkeys(FULL, 0.0)
     assert batch["rss_growth"] < 600 * MIB, batch["rss_growth"]  # decoding it all once cost 1.6 GiB more
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_a_job_that_closes_its_pipes_and_sleeps_ends_at_its_deadline(batch: dict) -> None:
+    outcome = batch["outcomes"]["sleeper"]
+    assert outcome.status == "timeout"
+    assert WALL <= outcome.seconds < WALL + 10, outcome.seconds  # the real time, not 0, not the grader's ceiling
+    assert batch["points"]["sleeper"] == dict.fromkeys(FULL, 0.0)
+    assert batch["elapsed"] < WALL + 20, batch["elapsed"]  # the grader's ceiling would have been WALL + 30
 
 

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,7 @@ class Worker:
         probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt, "traceback": job.traceback,
                   "only": job.probes_only}
         oom_kills = self.group.oom_kills() if self.group else 0
-        watch = self._watch()
+        watch, started = self._watch(), time.monotonic()
         try:
             write_frame(self.proc.stdin.fileno(), json.dumps(spec).encode())
             header = self._converse(json.dumps(probes).encode())
@@ -196,7 +197,7 @@ class Worker:
             broken = watch.stop()
         if header is None or result is None:
             self.close()
-            return JobOutcome(broken or "worker died")
+            return JobOutcome(broken or "worker died", seconds=round(time.monotonic() - started, 3))
         outcome = outcome_of(header)
         if outcome.status != "ok" and (broken or (self.group and self.group.oom_kills() > oom_kills)):
             outcome.status = broken or "memory limit"

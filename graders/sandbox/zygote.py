@@ -37,6 +37,7 @@ WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", 
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 TAIL_BYTES = 4096
 CONTROL_BYTES = 1 << 20
+EXIT_POLL_SECONDS = 0.05  # how often the job's exit is polled where pidfd_open is missing (Linux < 5.3)
 EXIT_NO_MORE_JOBS = 3
 
 
@@ -176,7 +177,7 @@ def _serve(out: int) -> None:
         for name in ("output", "control", "result"):
             os.close(pairs[name][1])
         os.close(pairs["probes"][0])
-        watch = _Watch(jail.Limits(**spec["limits"]), {n: pairs[n][0] for n in ("output", "control", "result")},
+        watch = _Watch(pid, jail.Limits(**spec["limits"]), {n: pairs[n][0] for n in ("output", "control", "result")},
                        pairs["probes"][1], lambda: _ask_for_probes(out))
         header, result = _finish(pid, watch, started)
         write_frame(out, json.dumps(header).encode())
@@ -194,7 +195,9 @@ def _ask_for_probes(out: int) -> bytes:
 
 
 class _Watch:
-    """Reads a job's output, control and result pipes until they close, a cap or the deadline.
+    """Reads a job's output, control and result pipes until the job has exited and they are closed, a cap
+    or the deadline. The job's exit is watched on its own (a pidfd, else polled): a job that closes its
+    pipes and sleeps still meets the deadline.
 
     The control pipe carries the job's isolation notes, then one ``cells`` line when the notebook
     has run: that line is taken once, and only then are the probes (from ``fetch_probes``) written
@@ -202,28 +205,49 @@ class _Watch:
     namespace cannot start one).
     """
 
-    def __init__(self, limits: jail.Limits, reads: dict[str, int], probes_fd: int, fetch_probes: Any) -> None:
-        self.limits, self.selector, self.fetch_probes = limits, selectors.DefaultSelector(), fetch_probes
+    def __init__(self, pid: int, limits: jail.Limits, reads: dict[str, int], probes_fd: int, fetch_probes: Any) -> None:
+        self.pid, self.limits, self.selector, self.fetch_probes = pid, limits, selectors.DefaultSelector(), fetch_probes
         self.probes_fd, self.pending = probes_fd, memoryview(b"")
         self.data = {name: bytearray() for name in reads}
         self.output_bytes, self.verdict = 0, ""
         self.notes: list[str] = []
         self.cells: dict | None = None
+        self.ended: tuple[int, Any] | None = None  # the job's wait status and resource usage, once reaped
         for name, fd in reads.items():
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_READ, name)
+        self.exit_fd = _pidfd(pid)
+        if self.exit_fd is not None:
+            self.selector.register(self.exit_fd, selectors.EVENT_READ, "exit")
 
     def run(self, deadline: float) -> None:
-        while self.selector.get_map() and not self.verdict:
+        """Watch until the job has ended and its pipes are drained, or a verdict (a cap, the deadline)."""
+        while not self.verdict and (self.ended is None or self.selector.get_map()):
             left = deadline - time.monotonic()
             if left <= 0:
                 self.verdict = "timeout"
                 break
-            for key, _ in self.selector.select(timeout=min(left, 1.0)):
+            wait = min(left, 1.0 if self.exit_fd is not None else EXIT_POLL_SECONDS)
+            for key, _ in self.selector.select(timeout=wait):
                 if key.data == "probes":
                     self._write_probes()
+                elif key.data == "exit":
+                    self._reap()
                 else:
                     self._read(key)
+            if self.exit_fd is None and self.ended is None:
+                self._reap()
+
+    def _reap(self) -> None:
+        """Collect the job's exit status if it has ended (never blocks)."""
+        pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+        if not pid:
+            return
+        self.ended = (status, usage)
+        if self.exit_fd is not None:
+            self.selector.unregister(self.exit_fd)
+            os.close(self.exit_fd)
+            self.exit_fd = None
 
     def _write_probes(self) -> None:
         try:
@@ -284,6 +308,14 @@ class _Watch:
             os.close(self.probes_fd)
 
 
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits, or None where the kernel has no pidfd."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
 def _json_or_none(data: bytes) -> Any:
     try:
         return json.loads(data)
@@ -294,13 +326,10 @@ def _json_or_none(data: bytes) -> Any:
 def _finish(pid: int, watch: _Watch, started: float) -> tuple[dict, bytes]:
     """Watch the job to its end (or kill it at a limit); the header and result bytes."""
     watch.run(started + watch.limits.wall_seconds)
-    if watch.verdict:
-        try:
-            os.kill(pid, signal.SIGKILL)  # pid 1 of its namespace: everything it started dies with it
-        except ProcessLookupError:
-            pass
+    if watch.verdict and watch.ended is None:  # once reaped, the pid may be another process's
+        os.kill(pid, signal.SIGKILL)  # pid 1 of its namespace: everything it started dies with it
     watch.close()
-    _, status, usage = os.wait4(pid, 0)
+    status, usage = watch.ended or os.wait4(pid, 0)[1:]
     exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     finished = exited and bool(watch.data["result"]) and watch.cells is not None
     forged = exited and bool(watch.data["result"]) and watch.cells is None  # a result before the notebook ended
