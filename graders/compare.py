@@ -160,6 +160,9 @@ def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None
                                   "a broken probe (return tensors, numbers, strings or lists/dicts of them)")
     if "value" not in got:
         return Verdict(False, why=f"raised {exception_name(str(got.get('error', '')))}")
+    effects = _effects_differ(got.get("contracts"), want.get("contracts"))
+    if effects:
+        return Verdict(False, why="side effects differ from the reference's", detail=effects)
     observed, expected = got["value"], want["value"]
     if isinstance(expected, list) and isinstance(observed, list) and len(observed) == len(expected):
         differing = sum(not same(g, w, rtol, atol) for g, w in zip(observed, expected, strict=True))
@@ -169,6 +172,20 @@ def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None
     ok = same(observed, expected, rtol, atol)
     return Verdict(ok, 0 if ok else 1, 1, "" if ok else "differs from the reference",
                    "" if ok else first_difference(observed, expected, rtol, atol) or "")
+
+
+def _effects_differ(got: Any, want: Any) -> str:
+    """The first call whose side effects (graders.contracts) differ from the reference's, in words; empty
+    when they agree (or the reference recorded none: an old result, a probe without contracts)."""
+    if not isinstance(want, dict):
+        return ""
+    mine = {(e[0], e[1]): e[2] for e in (got or {}).get("effects", []) if isinstance(e, list) and len(e) == 3}
+    theirs = {(e[0], e[1]): e[2] for e in want.get("effects", [])}
+    for key in sorted(set(mine) | set(theirs), key=lambda k: (k[0], str(k[1]))):
+        if sorted(mine.get(key, [])) != sorted(theirs.get(key, [])):
+            return (f"call {key[0]} of {key[1]}: changed {sorted(mine.get(key, [])) or 'nothing'}, "
+                    f"the reference {sorted(theirs.get(key, [])) or 'nothing'}")
+    return ""
 
 
 def points_for(verdict: Verdict, points: float, step: float | None) -> float:

@@ -48,6 +48,7 @@ class Probe:
     partial_step: float | None = None  # None: all or nothing; else points per matched case, in steps of this
     forbid: tuple[str, ...] = ()  # names the exercise's solution must not mention (graders.vetting), checked before it runs
     iterative: bool = False  # no function of the solution may call itself (graders.vetting), checked before it runs
+    contracts: bool = True  # the notebook's functions reach the probe watched (graders.contracts)
 
     @property
     def description(self) -> str:
@@ -61,14 +62,15 @@ _registry: dict[str, Probe] = {}
 
 def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None,
           partial_step: float | None = None, forbid: tuple[str, ...] = (),
-          iterative: bool = False) -> Callable[[ProbeFn], ProbeFn]:
+          iterative: bool = False, contracts: bool = True) -> Callable[[ProbeFn], ProbeFn]:
     """Register ``fn`` as the probe of the graded test cell ``grade_id``.
 
     ``forbid``: identifiers (``"transpose"``, ``"broadcast_shapes"``, ``"torch"``) the exercise's solution,
     and the solution-cell code it uses, must not mention; the grader reads that before anything runs. State
     the same rule in the probe's recorder (:func:`graders.rules.forbidden`), which sees every spelling.
     ``iterative``: no function of the solution may call itself, even through others (and
-    ``forbidden(recursion=True)`` where it runs).
+    ``forbidden(recursion=True)`` where it runs). ``contracts=False``: the probe gets the notebook's
+    functions unwatched (one that ships them to other processes by source).
 
     By default a cell earns its points only when every case matches. ``partial_step=1`` gives points in
     proportion to the matched cases, rounded down to whole points (0.5: to half points), so a cell with
@@ -78,7 +80,8 @@ def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None
         raise ValueError(f"probe {grade_id}: partial_step must be positive, got {partial_step}")
 
     def register(fn: ProbeFn) -> ProbeFn:
-        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid), iterative)
+        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid), iterative,
+                                    contracts)
         return fn
 
     return register
@@ -163,15 +166,21 @@ def seed_globals(seed: int) -> None:
 
 
 def run_probe(found: Probe, ns: Namespace, salt: int, with_trace: bool = False) -> dict[str, Observation]:
-    """``{"value": observation}`` or ``{"error": "<type>: <message>"}`` for one probe; ``with_trace``
-    appends the last frames of the traceback, a line each (reference runs: the instructor's own code)."""
+    """``{"value": observation, "contracts": record}`` or ``{"error": "<type>: <message>", ...}`` for one
+    probe; ``with_trace`` appends the last frames of the traceback, a line each (reference runs: the
+    instructor's own code). The record is what the notebook's functions changed, call by call
+    (:mod:`graders.contracts`)."""
+    from graders.contracts import Record, Watched
+
     draw = Draw(salt, found.grade_id)
     seed_globals(draw.seed)
+    record = Record()
+    seen = Watched(ns, record) if found.contracts else ns
     try:
-        return {"value": to_plain(found.fn(ns, draw))}
+        return {"value": to_plain(found.fn(seen, draw)), "contracts": record.plain()}
     except Exception as err:  # noqa: BLE001 - any failure of the code under test is a result
         error = f"{type(err).__name__}: {str(err)[:300]}"
-        return {"error": f"{error}\n{last_frames(err)}" if with_trace else error}
+        return {"error": f"{error}\n{last_frames(err)}" if with_trace else error, "contracts": record.plain()}
 
 
 def last_frames(err: BaseException, frames: int = 3) -> str:

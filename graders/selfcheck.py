@@ -194,10 +194,23 @@ def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: Solution
         graded_lab = focused(lab, version.exercise, version.cut) if version.exercise else lab
         graded = grade_one(pool, graded_lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb),
                            reference, salt)
-        return judge(path.name, version, graded.cells, graded.error)
+        verdict = judge(path.name, version, graded.cells, graded.error)
+        verdict.warnings += never_varied(reference) if version.expectation == "full" else []
+        return verdict
 
     with ThreadPoolExecutor(jobs) as running:
         return list(running.map(grade, todo))
+
+
+def never_varied(reference: dict) -> list[str]:
+    """Parameters with a default that no call of a probe set to anything else (graders.contracts records
+    them on the reference run): a mistake in handling them would go unseen."""
+    found = []
+    for grade_id, result in sorted(reference.get("probes", {}).items()):
+        varied = (result.get("contracts") or {}).get("varied", {})
+        found += [f"{grade_id}: the probe never passes {call} anything but its default"
+                  for call, seen in varied.items() if "non-default" not in seen]
+    return found
 
 
 def releases_of(chapter_dirs: list[Path], build_root: Path) -> dict[Path, Path | str]:

@@ -1,6 +1,5 @@
-"""The grader's boundary with its sandboxes (#39): what a job may send back
-and how long it may take.
-
+"""The grader's boundary with its sandboxes (#39): what a job may send back,
+how long it may take and what of the machine it sees.
 
 The sandboxed tests run attack jobs straight on sandbox workers (no notebook vetting in the way: what
 is tested is the boundary, whatever reached the sandbox), beside an honest job in the same pool.
@@ -15,13 +14,15 @@ import struct
 import time
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from graders import wire
-from graders.sandbox.worker import HEADER_VALUES, read_header
+from graders.sandbox.worker import HEADER_VALUES, HOST_FILES, etc_files, read_header
 from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
+from tests.test_sandbox import PROBE
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
 MIB = 1 << 20
@@ -81,19 +82,40 @@ scale = relu_grad = _bomb
 """
 CLOSE_AND_SLEEP = "import os, time\nfor fd in range(64):\n    try:\n        os.close(fd)\n    except OSError:\n" \
                   "        pass\ntime.sleep(1000)\n"
+LOOK_AROUND = '''
+import os
+def lowest_oom_adjustment():
+    lowest = int(open("/proc/self/oom_score_adj").read())
+    for value in (500, 0, -1, -500, -1000):
+        try:
+            with open("/proc/self/oom_score_adj", "w") as adj:
+                adj.write(str(value))
+        except OSError:
+            break
+        lowest = value
+    return lowest
+evidence = {"etc": sorted(os.listdir("/etc")), "sys": sorted(os.listdir("/sys")),
+            "cgroup": os.path.exists("/sys/fs/cgroup"), "accounts": open("/etc/passwd").read().count(chr(10)),
+            "counters": sorted(n for _, _, names in os.walk("/sys") for n in names
+                               if n.split(".")[0] in ("memory", "cpu", "cpuacct", "pids", "cgroup", "io")),
+            "oom": lowest_oom_adjustment()}
+'''
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The fixture lab's reference, then an honest job, a result bomb and a job that closes its pipes and sleeps,
-    side by side on two sandboxes."""
+    """The fixture lab's reference, then an honest job, a result bomb, a job that closes its pipes and
+    sleeps, and one that looks around, side by side on two sandboxes under a WALL-second limit."""
     from graders.cells import Restored, reference_cells
     from graders.grading import Pool, load_lab, reference_runs, score, warm_modules
-    from graders.job import Job
+    from graders.job import Cell, Job
     from graders.sandbox.jail import Limits
 
     lab, salt = load_lab(LAB), 12345
     notebooks = {"honest": nbformat.read(LAB, as_version=4), "bomb": _attack(BOMB), "sleeper": _attack(CLOSE_AND_SLEEP)}
     cells = {name: reference_cells(nb) for name, nb in notebooks.items()}  # as written: nothing vetted away
     jobs = {name: Job(c, lab.probes_source, lab.probes_file, salt) for name, c in cells.items()}
+    jobs["looker"] = Job([Cell("look", LOOK_AROUND)], PROBE, "spy.py", salt=1)
     pool = Pool(2, Limits(wall_seconds=WALL, cpu_seconds=60), 1, True, tmp_path_factory.mktemp("logs"), warm_modules([lab]))
     try:
         reference = reference_runs(pool.ready(), {(CHAPTER, lab.name): lab}, salt)[(CHAPTER, lab.name)]
@@ -131,5 +153,27 @@ def test_a_job_that_closes_its_pipes_and_sleeps_ends_at_its_deadline(batch: dict
     assert WALL <= outcome.seconds < WALL + 10, outcome.seconds  # the real time, not 0, not the grader's ceiling
     assert batch["points"]["sleeper"] == dict.fromkeys(FULL, 0.0)
     assert batch["elapsed"] < WALL + 20, batch["elapsed"]  # the grader's ceiling would have been WALL + 30
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_a_job_sees_no_cgroup_counters_and_a_minimal_etc(batch: dict) -> None:
+    outcome = batch["outcomes"]["looker"]
+    assert outcome.status == "ok", (outcome.status, outcome.output_tail)
+    seen = outcome.result["probes"]["evidence"]["value"]
+    allowed = {Path(p).name for p in HOST_FILES if p.startswith("/etc/")} | set(etc_files(0))
+    assert set(seen["etc"]) <= allowed and "passwd" in seen["etc"], seen["etc"]
+    assert seen["accounts"] == 2  # root and the job: none of the host's
+    assert seen["sys"] == ["devices"] and not seen["cgroup"] and seen["counters"] == [], seen
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_a_job_cannot_lower_its_oom_score_below_the_graders(batch: dict) -> None:
+    """Jobs start at 1000, the OOM killer's first choice; they may come back down to the grader's own
+    adjustment (0 at least), never below: the machine's OOM killer would take the grader first."""
+    seen = batch["outcomes"]["looker"].result["probes"]["evidence"]["value"]
+    grader = int(Path("/proc/self/oom_score_adj").read_text())
+    assert seen["oom"] >= max(0, grader), seen["oom"]
 
 

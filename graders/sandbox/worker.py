@@ -3,7 +3,8 @@ zygote (:mod:`graders.sandbox.zygote`), which forks a jailed process per job (:m
 
 The sandbox sees the Python installation, the venv and the ``labutils``, ``graders`` and ``zygote`` packages,
 read-only, and nothing else of the machine's files: no course sources, no gradebook, no other
-submission. Results come back on :mod:`graders.wire`, decoded here under a budget before anything reads them.
+submission. Of ``/etc`` it sees a few files written for it (accounts, name lookup) and the few the
+libraries read (:data:`HOST_FILES`); of ``/sys`` only the CPU list torch reads, so no cgroup counters. Results come back on :mod:`graders.wire`, decoded here under a budget before anything reads them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ from graders.sandbox.jail import Limits
 from zygote.frames import read_frame, write_frame
 
 FIRST_UID = 64000
-SYSTEM_BINDS = ("/usr", "/etc")
+SYSTEM_BINDS = ("/usr",)
+# Of the host's /etc and /sys, what the libraries read: the dynamic linker's cache, the time zone,
+# fontconfig's configuration (matplotlib runs fc-list), the CPUs torch and OpenMP count.
+HOST_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts", "/sys/devices/system/cpu")
+HOSTNAME = "sandbox"
 SYSTEM_LINKS = {"/lib": "usr/lib", "/lib64": "usr/lib64", "/bin": "usr/bin", "/sbin": "usr/sbin"}
 
 
@@ -66,10 +71,28 @@ def readable_binds() -> list[str]:
     return sorted(f for f in folders if not any(f.startswith(s + "/") for s in SYSTEM_BINDS))
 
 
-def bwrap_command(privileged: bool) -> list[str]:
-    """The bubblewrap command line that starts a worker's zygote."""
+def etc_files(job_uid: int) -> dict[str, str]:
+    """The sandbox's own /etc files: accounts for root and the job's uid, names looked up in files only."""
+    return {"passwd": f"root:x:0:0:root:/tmp:/usr/sbin/nologin\njob:x:{job_uid}:{job_uid}:job:/tmp/home:/usr/sbin/nologin\n",
+            "group": f"root:x:0:\njob:x:{job_uid}:\n", "hostname": f"{HOSTNAME}\n",
+            "hosts": f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost\n",
+            "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n"}
+
+
+def data_fds(files: dict[str, str]) -> dict[str, int]:
+    """Each file's text in an anonymous in-memory file, read from its start (for ``bwrap --ro-bind-data``)."""
+    fds = {}
+    for name, text in files.items():
+        fds[name] = os.memfd_create(name)
+        os.write(fds[name], text.encode())
+        os.lseek(fds[name], 0, os.SEEK_SET)
+    return fds
+
+
+def bwrap_command(privileged: bool, etc: dict[str, int]) -> list[str]:
+    """The bubblewrap command line that starts a worker's zygote; ``etc``: its /etc files (name -> fd)."""
     cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
-           "--unshare-uts", "--unshare-cgroup-try"]
+           "--unshare-uts", "--hostname", HOSTNAME, "--unshare-cgroup-try"]
     cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if privileged else ["--unshare-user"]
     for folder in SYSTEM_BINDS:
         cmd += ["--ro-bind", folder, folder]
@@ -78,19 +101,29 @@ def bwrap_command(privileged: bool) -> list[str]:
             cmd += ["--symlink", target, link]
         elif os.path.isdir(link):
             cmd += ["--ro-bind", link, link]
-    cmd += ["--ro-bind-try", "/sys", "/sys", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     made: set[str] = set()
+    for path in HOST_FILES:
+        cmd += _parents(path, made) + ["--ro-bind-try", path, path]
+    for name, fd in etc.items():
+        cmd += _parents(f"/etc/{name}", made) + ["--perms", "0644", "--ro-bind-data", str(fd), f"/etc/{name}"]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for folder in readable_binds():
-        for parent in reversed(Path(folder).parents[:-1]):
-            if str(parent) not in made:
-                cmd += ["--perms", "0755", "--dir", str(parent)]
-                made.add(str(parent))
-        cmd += ["--ro-bind", folder, folder]
+        cmd += _parents(folder, made) + ["--ro-bind", folder, folder]
     return cmd + ["--clearenv", "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
                   "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
                   "--setenv", "MPLCONFIGDIR", "/tmp/zygote/mpl", "--setenv", "XDG_CACHE_HOME", "/tmp/zygote/cache",
                   "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONPATH", package_path(),
                   "--chdir", "/tmp"]
+
+
+def _parents(path: str, made: set[str]) -> list[str]:
+    """bwrap arguments that make ``path``'s missing parent folders, readable by any uid (once each)."""
+    args = []
+    for parent in reversed(Path(path).parents[:-1]):
+        if str(parent) not in made:
+            args += ["--perms", "0755", "--dir", str(parent)]
+            made.add(str(parent))
+    return args
 
 
 def job_env(threads: int) -> dict[str, str]:
@@ -147,15 +180,20 @@ class Worker:
     def spawn(self) -> None:
         """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
         zygote = [sys.executable, "-m", "graders.sandbox.zygote", *self.warm]
-        cmd = bwrap_command(os.getuid() == 0) + zygote if self.use_bwrap else zygote
+        etc = data_fds(etc_files(FIRST_UID + self.slot if os.getuid() == 0 else os.getuid())) if self.use_bwrap else {}
+        cmd = bwrap_command(os.getuid() == 0, etc) + zygote if self.use_bwrap else zygote
         self.group, why = cgroups.create(f"labs-{os.getpid()}-{id(self):x}")
         self.limit_note = self.group.describe() if self.group else (
             f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
         cmd = self.group.enter_command(cmd) if self.group else cmd
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                     env=None if self.use_bwrap else job_env(self.threads),
-                                     cwd="/tmp" if not self.use_bwrap else None)
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+                                         env=None if self.use_bwrap else job_env(self.threads),
+                                         cwd="/tmp" if not self.use_bwrap else None, pass_fds=tuple(etc.values()))
+        finally:
+            for fd in etc.values():
+                os.close(fd)
 
     def wait_ready(self) -> None:
         """Block until the zygote reports it has imported what jobs need."""

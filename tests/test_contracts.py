@@ -1,0 +1,79 @@
+"""Contracts every probe gets (graders.contracts): side effects recorded per call, compared with the reference's."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from graders.compare import compare
+from graders.contracts import Record, Watched
+from graders.probing import Probe, run_probe
+
+
+def _notebook(code: str) -> dict:
+    ns: dict = {"__name__": "__main__", "torch": torch, "random": random}
+    exec(compile(code, "<cell>", "exec"), ns)  # noqa: S102 - the test's own code
+    return ns
+
+
+def _probe(ns: dict, draw) -> list:
+    x = torch.arange(4.0)
+    return [ns["scale"](x, 2.0), ns["scale"](x.clone(), 0.0, inplace=True)]
+
+
+def _run(code: str) -> dict:
+    return run_probe(Probe("test_scale", _probe), _notebook(code), salt=1)
+
+
+REFERENCE = ("def scale(x, factor, inplace=False):\n"
+             "    return x.mul_(factor) if inplace else x * factor\n")
+
+
+def test_what_each_call_changed_is_recorded() -> None:
+    result = _run(REFERENCE)
+    assert result["contracts"]["effects"] == [[1, "scale", ["x: values"]]]
+    assert result["contracts"]["calls"] == 2
+
+
+def test_a_submission_that_mutates_what_the_reference_leaves_alone_differs() -> None:
+    always_in_place = "def scale(x, factor, inplace=False):\n    return x.mul_(factor)\n"
+    verdict = compare(_run(always_in_place), _run(REFERENCE))
+    assert not verdict.ok and "call 0 of scale: changed ['x: values']" in verdict.detail
+
+
+def test_in_place_stated_but_out_of_place_done_differs() -> None:
+    never_in_place = "def scale(x, factor, inplace=False):\n    return x * factor\n"
+    verdict = compare(_run(never_in_place), _run(REFERENCE))
+    assert not verdict.ok and "changed nothing, the reference ['x: values']" in verdict.detail
+
+
+def test_global_state_left_changed_differs() -> None:
+    leaves_grad_off = ("def scale(x, factor, inplace=False):\n    torch.set_grad_enabled(False)\n"
+                       "    return x.mul_(factor) if inplace else x * factor\n")
+    reseeds = ("def scale(x, factor, inplace=False):\n    torch.manual_seed(0)\n"
+               "    return x.mul_(factor) if inplace else x * factor\n")
+    restores = ("def scale(x, factor, inplace=False):\n    with torch.no_grad():\n        y = x * factor\n"
+                "    return x.mul_(factor) if inplace else x * factor\n")
+    try:
+        assert "grad mode left changed" in compare(_run(leaves_grad_off), _run(REFERENCE)).detail
+    finally:
+        torch.set_grad_enabled(True)
+    assert "random generators left changed" in compare(_run(reseeds), _run(REFERENCE)).detail
+    assert compare(_run(restores), _run(REFERENCE)).ok
+
+
+def test_coverage_names_parameters_never_varied() -> None:
+    record = Record()
+    ns = Watched(_notebook("def f(x, eps=1e-6, strict=True, out=None):\n    return x\n"), record)
+    ns["f"](1.0, eps=0.5)
+    ns["f"](1.0, 1e-6, False)
+    assert record.plain()["varied"] == {"f(eps)": ["non-default"], "f(out)": [], "f(strict)": ["falsy", "non-default"]}
+
+
+def test_only_the_notebooks_functions_are_watched() -> None:
+    ns = Watched({"f": torch.sum, "g": _notebook("def g():\n    return 1\n")["g"]}, Record())
+    assert ns["f"] is torch.sum and ns["g"] is not ns.ns["g"]
+    assert ns["g"]() == 1 and ns.record.calls == 1
+    ns["h"] = 2  # what a probe writes reaches the notebook
+    assert ns.ns["h"] == 2
