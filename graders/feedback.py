@@ -26,6 +26,7 @@ from graders import nbgrader_course as course
 from graders.cells import TestCell
 from graders.coursedir import nbgrader_meta, visible_part
 from graders.gradebook import reason
+from graders.reports import student_view
 from graders.results import CellGrade, NotebookGrade
 from graders.submissions import plain
 
@@ -75,6 +76,7 @@ def trim(nb: nbformat.NotebookNode, owned: dict[int, dict]) -> dict[int, dict]:
 def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> nbformat.NotebookNode:
     """The submission as nbgrader's feedback shows it: test cells restored, results under them, only the
     source's nbgrader metadata, and no student markup that could run in a browser."""
+    grade = student_view(grade)
     nb = nbformat.from_dict(json.loads(json.dumps(submitted if submitted is not None else lab.source)))
     nb.metadata = nbformat.from_dict(copy.deepcopy(lab.source.metadata))  # the student's could carry widget state
     owned = trim(nb, owned_cells(nb, lab.source))

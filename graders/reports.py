@@ -1,5 +1,10 @@
 """What a grading run leaves for the instructor: results.json, a CSV and Gradescope export from the
-gradebook, and an HTML summary (score distribution per exercise, submissions that went wrong)."""
+gradebook, and an HTML summary (score distribution per exercise, submissions that went wrong).
+
+A grade's text names files for the instructor (``bad file: /abs/path/...``); whatever a student sees
+(Gradescope's results.json, the CSV, feedback) is written from :func:`student_view` instead, which
+cuts every absolute path to its last name.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +13,30 @@ import csv
 import html
 import io
 import json
-from dataclasses import asdict
+import re
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from graders.nbgrader_course import open_gradebook
 from graders.results import Batch, CellGrade, NotebookGrade
 from graders.submissions import SAFE_NAME, plain
+
+# An absolute path: a "/" (or "~/") that no name or number runs into, through its last name. A folder's
+# name may hold spaces inside it; the last name ends at a space, a colon, a quote or a bracket.
+HOST_PATH = re.compile(r"(?<![\w.~-])~?/(?:[^\s/:](?:[^/\n:]*[^\s/:])?/)*([^\s/:'\"(),;\[\]]+)")
+
+
+def for_student(text: str) -> str:
+    """``text`` of a grade as a student may see it: every absolute path (the submissions folder, the
+    grader's files, a temporary folder) cut to its last name (``bad file: lab.ipynb: ...``)."""
+    return HOST_PATH.sub(lambda found: found.group(1), text)
+
+
+def student_view(grade: NotebookGrade) -> NotebookGrade:
+    """A copy of ``grade`` with only what a student may see: its error and every cell's why through
+    :func:`for_student`, and none of the instructor's detail."""
+    cells = [replace(c, why=for_student(c.why), detail="") for c in grade.cells]
+    return replace(grade, error=for_student(grade.error), cells=cells, flags=[])
 
 
 def write_results(batch: Batch, path: Path) -> None:
@@ -39,7 +62,7 @@ def gradebook_rows(db_url: str) -> list[dict]:
 
 def export_csv(db_url: str, out: Path) -> int:
     """Write the gradebook as CSV; returns the number of rows."""
-    rows = gradebook_rows(db_url)
+    rows = [{k: for_student(v) if isinstance(v, str) else v for k, v in row.items()} for row in gradebook_rows(db_url)]
     columns = ["student", "chapter", "notebook"]
     columns += sorted({k for r in rows for k in r} - {*columns, "score", "max_score"}) + ["score", "max_score"]
     with out.open("w", newline="", encoding="utf-8") as file:
@@ -51,6 +74,7 @@ def export_csv(db_url: str, out: Path) -> int:
 
 def gradescope_results(grade: NotebookGrade) -> dict:
     """Gradescope's autograder ``results.json`` for one notebook (outputs shown as plain text)."""
+    grade = student_view(grade)
     tests = [{"name": c.grade_id, "score": c.score, "max_score": c.points, "output": c.why or "passed",
               "visibility": "visible"} for c in grade.cells]
     result = {"score": grade.score, "tests": tests, "output_format": "text", "test_output_format": "text"}

@@ -1,5 +1,5 @@
-"""The grader's boundary with its sandboxes (#39): what a job may send back,
-how long it may take and what of the machine it sees.
+"""The grader's boundary with its sandboxes (#39): what a job may send back, how long it may take,
+what of the machine it sees, and what of the grader's machine a student sees in return.
 
 The sandboxed tests run attack jobs straight on sandbox workers (no notebook vetting in the way: what
 is tested is the boundary, whatever reached the sandbox), beside an honest job in the same pool.
@@ -7,6 +7,7 @@ is tested is the boundary, whatever reached the sandbox), beside an honest job i
 
 from __future__ import annotations
 
+import csv
 import json
 import resource
 import shutil
@@ -20,8 +21,10 @@ import nbformat
 import pytest
 
 from graders import wire
+from graders.reports import for_student
 from graders.sandbox.worker import HEADER_VALUES, HOST_FILES, etc_files, read_header
-from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
+from tests.conftest import FIXTURES, labs
+from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack, _write
 from tests.test_sandbox import PROBE
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
@@ -60,6 +63,19 @@ def test_the_value_count_before_parsing_still_lets_honest_results_through() -> N
 def test_a_header_of_too_many_values_is_refused() -> None:
     assert read_header(json.dumps({"status": "ok", "cells": {}}).encode()) == {"status": "ok", "cells": {}}
     assert read_header(json.dumps({"status": "ok", "cells": [[]] * HEADER_VALUES}).encode()) is None
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("bad file: /tmp/x/submitted/ada/ch/lab.ipynb: not a notebook (invalid JSON: at line 1)",
+     "bad file: lab.ipynb: not a notebook (invalid JSON: at line 1)"),
+    ("bad file: /home/me/My Course/subs/ada/ch/lab.ipynb: is a folder", "bad file: lab.ipynb: is a folder"),
+    ("grader error: (PermissionError: [Errno 13] Permission denied: '/root/build/x.db')",
+     "grader error: (PermissionError: [Errno 13] Permission denied: 'x.db')"),
+    ("visible tests failed: AssertionError: x / y and 1/2 and a/b differ", None),
+    ("hidden check 'ratio of tensor([1., 2.]) / 3': 2 of 5 cases differ", None),
+])
+def test_student_text_cuts_absolute_paths_and_nothing_else(text: str, shown: str | None) -> None:
+    assert for_student(text) == (shown or text)
 
 
 BOMB = """
@@ -177,3 +193,45 @@ def test_a_job_cannot_lower_its_oom_score_below_the_graders(batch: dict) -> None
     assert seen["oom"] >= max(0, grader), seen["oom"]
 
 
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """`labs grade` of an honest and an invalid-JSON submission, then feedback and both exports."""
+    tmp = tmp_path_factory.mktemp("paths")
+    subs, root = tmp / "submitted", tmp / "grading"
+    _write(subs, "honest", nbformat.read(LAB, as_version=4))
+    bad = subs / "bad-json" / CHAPTER / "lab_basic.ipynb"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("{ not json", encoding="utf-8")
+    common = ["--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(root)]
+    graded = labs("grade", str(subs), *common, "--jobs", "1", "--timeout", "60", timeout=600)
+    steps = [labs("feedback", *common),
+             labs("export", "--format", "csv", "--out", str(tmp / "grades.csv"), "--root", str(root)),
+             labs("export", "--format", "gradescope", "--out", str(tmp / "gradescope"), "--root", str(root))]
+    assert [s.returncode for s in steps] == [0, 0, 0], [s.stderr for s in steps]
+    return {"tmp": tmp, "root": root, "bad": bad, "graded": graded}
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_no_host_path_in_anything_a_student_sees(exported: dict) -> None:
+    tmp, root = exported["tmp"], exported["root"]
+    seen = {"gradescope": (tmp / "gradescope" / "bad-json" / CHAPTER / "results.json").read_text(),
+            "feedback": (root / "feedback" / "bad-json" / CHAPTER / "lab_basic.html").read_text(),
+            "csv": (tmp / "grades.csv").read_text()}
+    for name, text in seen.items():
+        assert not [m for m in (str(tmp), str(Path.home()), "/work/", "/root/", "/tmp/") if m in text], name
+    output = json.loads(seen["gradescope"])["output"]
+    assert output.startswith("bad file: lab_basic.ipynb: not a notebook (invalid JSON"), output
+    assert "bad file: lab_basic.ipynb" in seen["feedback"]
+    assert {row["student"] for row in csv.DictReader(seen["csv"].splitlines())} == {"honest", "bad-json"}
+
+
+@pytest.mark.grading
+@needs_bwrap
+def test_the_instructor_still_sees_the_file(exported: dict) -> None:
+    bad = str(exported["bad"])
+    results = json.loads((exported["root"] / "reports" / "results.json").read_text())
+    assert {g["student"]: g["error"] for g in results["grades"]}["bad-json"].startswith(f"bad file: {bad}: not a notebook")
+    assert bad in (exported["root"] / "reports" / "summary.html").read_text()
+    squeezed = "".join(exported["graded"].stdout.replace("│", " ").split())  # the table may fold a long path
+    assert "".join(bad.split()) in squeezed, exported["graded"].stdout
