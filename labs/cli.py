@@ -205,11 +205,15 @@ def check(
     min_exercises: Annotated[int | None, typer.Option(help="graded exercises every lab must have")] = None,
     min_points: Annotated[float | None, typer.Option(help="points every lab must be worth")] = None,
     min_wrong: Annotated[int | None, typer.Option(help="wrong solutions every exercise must have")] = None,
+    mutants: Annotated[bool, typer.Option("--mutants", help="instead: mutation-test each reference solution "
+                                          "(stale results only; docs/authoring.md)")] = False,
 ) -> None:
     """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
     folders = _chapters(chapters, course_dir, with_labs=True)
     if jobs < 1:
         fail("--jobs must be at least 1")
+    if mutants:
+        _check_mutants(folders, build, jobs, sandbox)
     # torch and nbgrader load only once the arguments are known to be good
     from graders.selfcheck import SolutionFolders, Standard, check_chapters
     from labs.tables import print_chapter_check
@@ -229,6 +233,23 @@ def check(
         print_chapter_check(result)
     ok = all(r.ok for r in results)
     console.print(f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
+                  style="green" if ok else "red")
+    raise typer.Exit(0 if ok else 1)
+
+
+def _check_mutants(folders: list[Path], build: Path, jobs: int, sandbox: bool) -> None:
+    """`labs check --mutants`: each lab's kill rate per exercise, every survivor as a diff; exit 1 below the target."""
+    from graders.mutants_run import check_mutants, report_lines
+
+    if sandbox:
+        _isolation_warning()
+    reports = check_mutants(folders, (build / "mutants").resolve(), jobs, sandbox,
+                            lambda line: console.print(line, markup=False, highlight=False))
+    for report in reports:
+        for line in report_lines(report):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+    ok = all(r.ok for r in reports)
+    console.print(f"{sum(r.ok for r in reports)}/{len(reports)} labs meet the mutation target",
                   style="green" if ok else "red")
     raise typer.Exit(0 if ok else 1)
 

@@ -1,0 +1,188 @@
+"""`labs check --mutants`: every stale mutant of each lab graded the way `labs check` grades a wrong
+solution (the source with that solution cell replaced, run in the sandbox up to its exercise, its probes
+compared with a reference run of a fresh salt), in parallel on one pool, each run read by
+:mod:`graders.mutants_verdict`; then each exercise judged against the target (:mod:`graders.mutants_ledger`).
+
+Before its mutants, each exercise's unchanged source is graded the same way and must earn full marks,
+or none of its verdicts would mean anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import resource
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graders import mutants_ledger as ledger
+from graders.coursedir import labs_in
+from graders.cuts import may_cut
+from graders.grading import Lab, Pool, focused, grade_one, load_lab, reference_runs, warm_modules
+from graders.mutants import Mutant
+from graders.mutants_verdict import LIMITS, before_running, verdict_of
+from graders.results import NotebookGrade
+from graders.selfcheck import with_solution_replaced
+from graders.submissions import Submission
+from graders.vetting import imported_names
+
+
+@dataclass
+class LabMutants:
+    """One lab's mutation figures, and what its run cost."""
+
+    chapter: str
+    lab: str
+    exercises: list[ledger.Exercise]
+    scores: list[ledger.ExerciseScore] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    graded: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0  # the sandboxed jobs' CPU time
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and all(s.ok for s in self.scores)
+
+
+@dataclass
+class Grading:
+    """What grading one lab's mutants needs: the pool, the lab, a reference of this run's salt."""
+
+    pool: Pool
+    lab: Lab
+    path: Path
+    reference: dict
+    salt: int
+    modules: frozenset[str]
+    progress: Callable[[], None] = lambda: None
+
+    def run(self, ex: ledger.Exercise, code: str) -> NotebookGrade:
+        """The source with ``ex``'s solution cell replaced by ``code``, graded on ``ex``'s tests alone."""
+        nb = with_solution_replaced(self.lab.source, ex.grade_id, code)
+        graded_lab = focused(self.lab, ex.tests, may_cut(self.lab.source, ex.tests[-1], code))
+        sub = Submission("mutant", self.lab.chapter, self.lab.name, self.path, nb)
+        return grade_one(self.pool, graded_lab, sub, self.reference, self.salt)
+
+    def control(self, ex: ledger.Exercise) -> tuple[str, float]:
+        """Why the unchanged source fails its own exercise here (empty when it earns full marks), and its CPU-s."""
+        graded = self.run(ex, ex.reference)
+        short = [f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})" for c in graded.cells if c.score < c.points]
+        return (f"{ex.grade_id}: the unchanged source loses points: {'; '.join(short) or graded.error}"
+                if short or graded.error else ""), graded.cpu_seconds
+
+    def mutant(self, ex: ledger.Exercise, mutant: Mutant) -> tuple[dict | None, float]:
+        """One mutant's record (verdict, hash, note) and the CPU-s of its run."""
+        early = before_running(mutant, self.modules)
+        if early:
+            return {**early, "hash": ex.mutant_hash(mutant)}, 0.0
+        graded = self.run(ex, mutant.source)
+        verdict = verdict_of(graded)
+        self.progress()
+        return ({**verdict, "hash": ex.mutant_hash(mutant)} if verdict else None), graded.cpu_seconds
+
+
+def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]], results: dict[str, dict],
+              jobs: int, say: Callable[[str], None] = lambda line: None) -> tuple[list[str], int, float]:
+    """Grade ``todo`` into ``results``; the problems met (a control that fails), runs made, their CPU-s."""
+    lab = load_lab(path)
+    salt = secrets.randbits(62)
+    reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
+    modules = imported_names(tuple(c.source for c in lab.source.cells if c.cell_type == "code"))
+    grading = Grading(pool, lab, path, reference, salt, modules, _every(50, len(todo), say))
+    exercises = list({ex.grade_id: ex for ex, _ in todo}.values())
+    with ThreadPoolExecutor(jobs) as running:
+        controls = list(running.map(grading.control, exercises))
+        broken = {ex.grade_id for ex, (why, _) in zip(exercises, controls, strict=True) if why}
+        kept = [(ex, m) for ex, m in todo if ex.grade_id not in broken]
+        graded = list(running.map(lambda pair: grading.mutant(*pair), kept))
+    for (_, mutant), (record, _) in zip(kept, graded, strict=True):
+        if record is not None:
+            results[mutant.id] = record
+    problems = [why for why, _ in controls if why]
+    problems += [f"{m.id}: the grader failed on it (not recorded)" for (_, m), (r, _) in zip(kept, graded, strict=True)
+                 if r is None]
+    cpu = sum(c for _, c in controls) + sum(c for _, c in graded)
+    return problems, len(controls) + len(graded), cpu
+
+
+def _every(step: int, total: int, say: Callable[[str], None]) -> Callable[[], None]:
+    """A thread-safe counter that says how far it got every ``step`` calls."""
+    lock, count = threading.Lock(), [0]
+
+    def tick() -> None:
+        with lock:
+            count[0] += 1
+            if count[0] % step == 0:
+                say(f"  graded {count[0]} of {total}")
+    return tick
+
+
+def check_mutants(chapter_dirs: list[Path], build_root: Path, jobs: int, sandbox: bool = True,
+                  say: Callable[[str], None] = lambda line: None) -> list[LabMutants]:
+    """Each lab's mutation figures, grading only the mutants whose committed results are stale (and
+    committing the new results next to the probes)."""
+    paths = [path for folder in chapter_dirs for path in labs_in(folder)]
+    found = {path: ledger.exercises(path) for path in paths}
+    results = {path: ledger.read_results(path) for path in paths}
+    todo = {path: ledger.stale(found[path], results[path]) for path in paths}
+    pool = None
+    if any(todo.values()):
+        labs = [load_lab(path) for path in paths if todo[path]]
+        pool = Pool(jobs, LIMITS, 1, sandbox, build_root / "logs", warm_modules(labs)).ready()
+    try:
+        return [_lab_mutants(pool, path, found[path], results[path], todo[path], jobs, say) for path in paths]
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], results: dict[str, dict],
+                 todo: list[tuple[ledger.Exercise, Mutant]], jobs: int, say: Callable[[str], None]) -> LabMutants:
+    report = LabMutants(path.parent.name, path.stem, found)
+    total = sum(len(ex.mutants) for ex in found)
+    say(f"{report.chapter}/{report.lab}: {total} mutants, {len(todo)} to grade")
+    if todo and pool is not None:
+        start, own = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
+        report.problems, report.graded, report.cpu_seconds = grade_lab(pool, path, todo, results, jobs, say)
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        report.cpu_seconds += used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime
+        report.seconds = time.monotonic() - start
+        ledger.write_results(path, found, results)
+    try:
+        scores, problems = ledger.score(found, results, ledger.read_equivalents(path))
+    except ValueError as err:
+        scores, problems = [], [str(err)]
+    report.scores, report.problems = scores, report.problems + problems
+    return report
+
+
+def survivor_diff(reference: str, mutant: Mutant) -> str:
+    """A survivor as a unified diff of its solution cell."""
+    return "".join(difflib.unified_diff(reference.splitlines(keepends=True), mutant.source.splitlines(keepends=True),
+                                        f"{mutant.exercise} (reference)", mutant.id, n=1))
+
+
+def report_lines(report: LabMutants) -> list[str]:
+    """Per exercise its figures, then every survivor as a diff, then each failure in one line."""
+    lines = [f"{report.chapter}/{report.lab}: exercise, mutants, killed, stillborn, equivalent, survivors, kill rate"]
+    lines += [f"  {s.exercise}: {s.mutants}, {s.killed}, {s.stillborn}, {s.equivalent}, {len(s.survivors)}, "
+              f"{s.rate:.1%}" + (f" ({len(s.stale)} not graded)" if s.stale else "") for s in report.scores]
+    references = {ex.grade_id: ex.reference for ex in report.exercises}
+    for s in report.scores:
+        lines += [f"SURVIVED {m.id}\n{survivor_diff(references[s.exercise], m)}" for m in s.survivors]
+    for s in report.scores:
+        if s.survivors or s.rate < ledger.TARGET:
+            lines.append(f"FAIL {report.chapter}/{report.lab} {s.exercise}: {s.rate:.1%} killed, "
+                         f"{len(s.survivors)} non-equivalent survivors (target {ledger.TARGET:.0%}, none surviving)")
+        if s.stale:
+            lines.append(f"FAIL {report.chapter}/{report.lab} {s.exercise}: {len(s.stale)} mutants without a current "
+                         "verdict")
+    lines += [f"FAIL {report.chapter}/{report.lab}: {p}" for p in report.problems]
+    if report.graded:
+        lines.append(f"{report.graded} runs in {report.seconds:.0f} s, {report.cpu_seconds:.0f} CPU-s")
+    return lines

@@ -1,0 +1,41 @@
+"""What a mutant's run means: killed, survived or stillborn (and the limits it runs under).
+
+A mutant is *killed* when its exercise loses points (a run that hits the time or CPU limit included:
+the mistake never finishes), *survived* when it earns them all, and *stillborn* when it does not
+compile, the vetting refuses it, or its sandbox ends without a result (crashed, out of memory): killed,
+but not by a probe. This module is one of the files the results' hashes cover
+(:data:`graders.mutants_ledger.VERDICT_FILES`): a change here makes every committed verdict stale.
+"""
+
+from __future__ import annotations
+
+from graders.mutants import Mutant
+from graders.results import NotebookGrade
+from graders.sandbox.jail import Limits
+from graders.vetting import vet
+
+# A reference job of labs 01 and 02 takes 1-3 CPU-s: a mutant that loops forever ends at 20.
+LIMITS = Limits(wall_seconds=60, cpu_seconds=20, memory_bytes=2 << 30)
+STILLBORN = ("crashed", "memory limit", "worker died", "bad result", "output limit", "result too large")
+KILLED_BY_LIMITS = ("timeout", "cpu limit")
+
+
+def before_running(mutant: Mutant, modules: frozenset[str]) -> dict | None:
+    """The verdict of a mutant that never needs a sandbox: it does not compile, or the vetting refuses it."""
+    try:
+        compile(mutant.source, f"<{mutant.id}>", "exec")
+    except (SyntaxError, ValueError) as err:
+        return {"verdict": "stillborn", "note": f"does not compile: {err}"[:200]}
+    findings = vet(mutant.source, modules)
+    return {"verdict": "stillborn", "note": f"refused by the vetting: {findings[0]}"[:200]} if findings else None
+
+
+def verdict_of(graded: NotebookGrade) -> dict | None:
+    """killed, survived or stillborn, from a graded run of one exercise; None when the grader failed."""
+    if graded.status == "grader error":
+        return None
+    if graded.status in STILLBORN:
+        return {"verdict": "stillborn", "note": graded.status}
+    if graded.score < graded.max_score:
+        return {"verdict": "killed", **({"note": graded.status} if graded.status in KILLED_BY_LIMITS else {})}
+    return {"verdict": "survived"}

@@ -1,0 +1,181 @@
+"""Mutation testing (graders.mutants, graders.mutants_ledger, graders.mutants_run) without a sandbox:
+each operator makes the mutant it should on a small function, ids stay put when the cell is edited
+elsewhere, the figures are judged as documented, and the committed results are current.
+
+The committed results are tested for *currency* only (their hashes match today's solution cells, test
+cells, probes and verdict-deciding grader files; their ids are the ones the operators make; the
+equivalents list names only mutants that exist). Whether a chapter meets the target is
+`labs check --mutants`'s answer, not this test's: a chapter whose remaining survivors need probe changes
+(listed in the results, owned by whoever edits the probes) would otherwise fail every `make test` for
+a known shortfall, while a stale file would silently report figures of code that no longer exists.
+With current results `labs check --mutants` grades nothing and answers in seconds.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from pathlib import Path
+
+import pytest
+
+from graders import mutants_ledger as ledger
+from graders.mutants import Mutant, mutants_of, regions
+
+ROOT = Path(__file__).resolve().parent.parent
+CELL = '''def f(x, y, n=2):
+    """Doc."""
+    ### BEGIN SOLUTION
+    t = x.detach().clone()
+    t.add_(y)
+    t += y
+    with torch.no_grad():
+        s = torch.zeros(n, dtype=torch.int64)
+    if n < 3 and not y.any():
+        t = t - y
+    u = torch.sub(t, y)
+    label = ("é", n + 1)
+    return t.view(-1)[n]
+    ### END SOLUTION
+'''
+MUTANTS = mutants_of("f", CELL)
+
+
+def changed(mutant: Mutant, reference: str = CELL) -> tuple[list[str], list[str]]:
+    """The reference's lines the mutant changed, and what stands there instead (stripped)."""
+    old, new = [], []
+    for line in difflib.unified_diff(reference.splitlines(), mutant.source.splitlines(), lineterm="", n=0):
+        if line.startswith("-") and not line.startswith("---"):
+            old.append(line[1:].strip())
+        elif line.startswith("+") and not line.startswith("+++"):
+            new.append(line[1:].strip())
+    return old, new
+
+
+@pytest.mark.parametrize(("operator", "variant", "old", "new"), [
+    ("drop", "pass", "t.add_(y)", "pass"),
+    ("detach", "drop", "t = x.detach().clone()", "t = x.clone()"),
+    ("detach", "add", "return t.view(-1)[n]", "return t.view(-1)[n].detach()"),
+    ("copies", "drop-clone", "t = x.detach().clone()", "t = x.detach()"),
+    ("inplace", "add_>add", "t.add_(y)", "t.add(y)"),
+    ("augassign", "aug>assign", "t += y", "t = t + y"),
+    ("augassign", "assign>aug", "t = t - y", "t -= y"),
+    ("binop", "Add>Sub", "t += y", "t -= y"),
+    ("binop", "Sub>Add", "t = t - y", "t = t + y"),
+    ("swap_operands", "swap", "t = t - y", "t = y - t"),
+    ("grad_mode", "drop-no_grad", "with torch.no_grad():", ""),
+    ("kwarg", "drop-dtype", "s = torch.zeros(n, dtype=torch.int64)", "s = torch.zeros(n)"),
+    ("dtype", "int64>int32", "s = torch.zeros(n, dtype=torch.int64)", "s = torch.zeros(n, dtype=torch.int32)"),
+    ("rename", "zeros>ones", "s = torch.zeros(n, dtype=torch.int64)", "s = torch.ones(n, dtype=torch.int64)"),
+    ("rename", "view>reshape", "return t.view(-1)[n]", "return t.reshape(-1)[n]"),
+    ("compare", "0:Lt>LtE", "if n < 3 and not y.any():", "if n <= 3 and not y.any():"),
+    ("compare", "0:Lt>GtE", "if n < 3 and not y.any():", "if n >= 3 and not y.any():"),
+    ("boolop", "And>Or", "if n < 3 and not y.any():", "if n < 3 or not y.any():"),
+    ("boolop", "drop0", "if n < 3 and not y.any():", "if not y.any():"),
+    ("unary", "drop-Not", "if n < 3 and not y.any():", "if n < 3 and y.any():"),
+    ("negate", "not", "if n < 3 and not y.any():", "if not (n < 3 and (not y.any())):"),
+    ("const", "+1", "if n < 3 and not y.any():", "if n < 4 and not y.any():"),
+    ("index", "+1", "return t.view(-1)[n]", "return t.view(-1)[n + 1]"),
+    ("swap_args", "0<>1", "u = torch.sub(t, y)", "u = torch.sub(y, t)"),
+    ("const", "-1", 'label = ("é", n + 1)', 'label = ("é", n + 0)'),
+    ("default", "+1", "def f(x, y, n=2):", "def f(x, y, n=3):"),
+    ("default", "-1", "def f(x, y, n=2):", "def f(x, y, n=1):"),
+])
+def test_each_operator_makes_its_mutant(operator: str, variant: str, old: str, new: str) -> None:
+    made = [changed(m) for m in MUTANTS if m.operator == operator and m.variant == variant]
+    assert ([old], [new] if new else []) in made or (operator == "grad_mode" and _unwrapped(made)), made
+
+
+def _unwrapped(made: list[tuple[list[str], list[str]]]) -> bool:
+    """The ``with`` line gone and its body one level out (the diff shows the body's line moving)."""
+    return any(old[0] == "with torch.no_grad():" and new == ["s = torch.zeros(n, dtype=torch.int64)"]
+               for old, new in made)
+
+
+NEGATIVE = "def g(k=-1):\n    ### BEGIN SOLUTION\n    return k * 0.5\n    ### END SOLUTION\n"
+
+
+def test_negative_constants_are_spelled_as_the_parser_does() -> None:
+    made = {m.variant: changed(m, NEGATIVE)[1] for m in mutants_of("g", NEGATIVE) if m.operator in ("const", "default")}
+    assert made == {"drop-USub": ["def g(k=1):"], "+1": ["def g(k=-2):"], "-1": ["def g(k=-0):"],
+                    "0": ["return k * 0.0"], "neg": ["return k * -0.5"]}
+
+
+def test_the_region_is_wrapped_in_no_grad() -> None:
+    wrapped = [m for m in MUTANTS if m.variant == "add-no_grad"]
+    assert [m.id for m in wrapped] == ["f/grad_mode/1.1.4/add-no_grad"]
+    body = wrapped[0].source.splitlines()
+    assert body[3] == "    with torch.no_grad():" and body[4] == "        t = x.detach().clone()"
+
+
+def test_ids_are_stable_and_the_order_fixed() -> None:
+    assert [m.id for m in mutants_of("f", CELL)] == [m.id for m in MUTANTS]
+    assert MUTANTS[0].id == "f/default/0.1.14/+1"
+    assert "f/inplace/1.2.4/add_>add" in {m.id for m in MUTANTS}
+    edited = CELL.replace('"""Doc."""', '"""Doc,\n\n    longer now."""').replace("    ### END SOLUTION\n",
+                                                                              "    ### END SOLUTION\n\n\nz = 1\n")
+    assert [m.id for m in mutants_of("f", edited)] == [m.id for m in MUTANTS]
+    assert len({m.id for m in MUTANTS}) == len(MUTANTS) == len({m.source for m in MUTANTS})
+
+
+def test_every_mutant_is_one_parsable_change_inside_the_region() -> None:
+    (begin, end), = regions(CELL)
+    for mutant in MUTANTS:
+        ast.parse(mutant.source)
+        assert mutant.source != CELL
+        if mutant.operator != "default":
+            lines = CELL.splitlines()
+            kept = mutant.source.splitlines()
+            assert kept[:begin] == lines[:begin], mutant.id
+            assert kept[len(kept) - (len(lines) - end + 1):] == lines[end - 1:], mutant.id
+
+
+def test_strings_and_docstrings_are_left_alone() -> None:
+    assert not [m.id for m in MUTANTS if '"""Doc."""' not in m.source]
+    assert not [m.id for m in MUTANTS if '"é"' not in m.source and m.operator != "drop"]
+
+
+def _exercise(*ids: str) -> ledger.Exercise:
+    mutants = tuple(Mutant("e", *mid.split("/")[1:], source=mid) for mid in ids)
+    return ledger.Exercise("e", "ref", ("test_e",), "h", mutants)
+
+
+def test_the_figures_count_equivalents_out_and_stillborn_ones_in() -> None:
+    ex = _exercise(*(f"e/op/1.{i}.0/v" for i in range(5)))
+    verdicts = ["killed", "stillborn", "survived", "survived", "killed"]
+    results = {m.id: {"verdict": v, "hash": ex.mutant_hash(m)} for m, v in zip(ex.mutants, verdicts, strict=True)}
+    equivalent = {"e/op/1.2.0/v": "same values for ints", "e/op/1.4.0/v": "wrong", "e/op/9.9.9/v": "gone"}
+    (figures,), problems = ledger.score([ex], results, equivalent)
+    assert (figures.killed, figures.stillborn, figures.equivalent) == (2, 1, 1)
+    assert [m.id for m in figures.survivors] == ["e/op/1.3.0/v"] and not figures.ok
+    assert figures.rate == pytest.approx(3 / 4)
+    assert problems == ["e/op/1.4.0/v is listed as equivalent but was killed: remove it from the list",
+                        "e/op/9.9.9/v is listed as equivalent but no operator makes it now"]
+
+
+def test_a_changed_hash_makes_a_result_stale() -> None:
+    ex = _exercise("e/op/1.1.0/v", "e/op/1.2.0/v")
+    first, second = ex.mutants
+    results = {first.id: {"verdict": "killed", "hash": ex.mutant_hash(first)},
+               second.id: {"verdict": "killed", "hash": "from-older-code"}}
+    assert ledger.stale([ex], results) == [(ex, second)]
+    (figures,), _ = ledger.score([ex], results, {})
+    assert figures.stale == [second.id] and not figures.ok
+
+
+def committed_labs() -> list[Path]:
+    return sorted(p.parent.parent / f"{p.name.removesuffix('.mutants.json')}.ipynb"
+                  for p in (ROOT / "course").glob("*/probes/*.mutants.json"))
+
+
+@pytest.mark.parametrize("lab", committed_labs(), ids=lambda p: p.parent.name)
+def test_committed_results_are_current(lab: Path) -> None:
+    """Stale results fail (rerun `make mutants MUTANT_CHAPTERS=<chapter>`); the target does not (see above)."""
+    found = ledger.exercises(lab)
+    results = ledger.read_results(lab)
+    out_of_date = [m.id for _, m in ledger.stale(found, results)]
+    assert not out_of_date, (f"{len(out_of_date)} stale mutation results in {ledger.results_file(lab)} "
+                             f"(first: {out_of_date[0]}): run make mutants MUTANT_CHAPTERS={lab.parent.name}")
+    assert set(results) == {m.id for ex in found for m in ex.mutants}
+    _, problems = ledger.score(found, results, ledger.read_equivalents(lab))
+    assert not problems
