@@ -343,9 +343,24 @@ def _evaluate_case(ns: Namespace, draw: Draw, splits: object, start_training: bo
             "grad_enabled_after": torch.is_grad_enabled()}
 
 
+def _more_classes_case(ns: Namespace, draw: Draw, splits: object) -> dict:
+    """evaluate with ``num_classes`` above 10: a head with more logits than the digits have classes (a
+    confusion sized 10 x 10 whatever the argument says fails here)."""
+    classes = draw.randint(11, 14)
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, classes))
+    with torch.no_grad():
+        model[1].weight.copy_(draw.randn(classes, 64))
+        model[1].bias.copy_(draw.randn(classes))
+    rows = draw.randint(30, 60)
+    dataset = torch.utils.data.TensorDataset(splits.test.x[:rows], splits.test.y[:rows])
+    loader = torch.utils.data.DataLoader(dataset, batch_size=draw.randint(7, 16))
+    return {"result": _accuracy_and_confusion(outcome(ns["evaluate"], model, loader, num_classes=classes)),
+            "classes": classes}
+
+
 @probe("test_evaluate", rtol=1e-6, atol=1e-9)
 def evaluate(ns: Namespace, draw: Draw) -> list:
-    """evaluate on DigitsCNN and the digits data: accuracy, confusion [truth, prediction], eval + no autograd, mode restored, workers 0 and 2, empty loader"""
+    """evaluate on DigitsCNN and the digits data: accuracy, confusion [truth, prediction], eval + no autograd, mode restored, workers 0 and 2, empty loader, more classes"""
     from labutils import digits
 
     splits = digits.load(seed=draw.randint(0, 3))
@@ -353,6 +368,7 @@ def evaluate(ns: Namespace, draw: Draw) -> list:
              for training, workers in ((True, 0), (False, 0), (True, 2), (False, 0))]
     model = digits.DigitsCNN()
     cases.append({"empty": _accuracy_and_confusion(outcome(ns["evaluate"], model, _Unbatched())), "classes": 10})
+    cases.append(_more_classes_case(ns, draw, splits))
     return cases
 
 
