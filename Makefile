@@ -19,7 +19,7 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: bytecode lab hub test venv system-deps proxy unit grading notebooks browser site selfcheck lint constraints clean
+.PHONY: bytecode lab hub test venv system-deps proxy unit grading notebooks browser site selfcheck mutants lint constraints clean
 
 lab: venv
 	$(BIN)/labs lab
@@ -38,7 +38,7 @@ BACKGROUND ?= notebooks,selfcheck,site
 # The stages share the cores: each torch process computes on one intra-op thread. With two, every process
 # beside another spin-waits its idle thread (digits.trained(): 9 core-seconds alone on one thread, 31 on two
 # under load). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
-test unit grading notebooks browser site selfcheck: export OMP_NUM_THREADS ?= 1
+test unit grading notebooks browser site selfcheck mutants: export OMP_NUM_THREADS ?= 1
 
 test: venv system-deps lint bytecode
 	$(BIN)/python ci/lanes.py $(LANES) --background $(BACKGROUND)
@@ -109,6 +109,13 @@ site: venv
 
 selfcheck: venv
 	$(BIN)/labs check --jobs $(JOBS)
+
+# Mutation testing of the labs' reference solutions (docs/authoring.md): grades only the mutants whose
+# committed results (course/*/probes/*.mutants.json) are stale, and fails below the target. Not part of
+# make test, whose tests/test_mutants.py only checks that the committed results are current.
+MUTANT_CHAPTERS ?= 01_autograd 02_tensors
+mutants: venv
+	$(BIN)/labs check --mutants --jobs $(JOBS) $(MUTANT_CHAPTERS)
 
 # The project's bytecode, written once: the sandboxes never write it (read-only binds, PYTHONDONTWRITEBYTECODE),
 # nor does any process run with PYTHONDONTWRITEBYTECODE set; without it each one compiles what it imports.

@@ -101,8 +101,18 @@ def write_results(lab: Path, found: list[Exercise], results: dict[str, dict]) ->
         ex.grade_id: {"hash": ex.hash, "mutants": {m.id: results[m.id] for m in ex.mutants if m.id in results}}
         for ex in found}}
     path = results_file(lab)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    path.write_text(dumps(data), encoding="utf-8")
     return path
+
+
+def dumps(data: dict) -> str:
+    """The results as JSON with one line per mutant (a rerun's diff shows each verdict that changed)."""
+    exercises = [f"  {json.dumps(name)}: {{\"hash\": {json.dumps(ex['hash'])}, \"mutants\": {{\n"
+                 + ",\n".join(f"   {json.dumps(mid)}: {json.dumps(entry, sort_keys=True)}"
+                              for mid, entry in ex["mutants"].items()) + "}}"
+                 for name, ex in data["exercises"].items()]
+    return (f'{{"lab": {json.dumps(data["lab"])}, "target": {data["target"]}, "exercises": {{\n'
+            + ",\n".join(exercises) + "}}\n")
 
 
 def read_equivalents(lab: Path) -> dict[str, str]:

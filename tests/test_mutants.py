@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
 from pathlib import Path
 
 import pytest
@@ -177,5 +178,34 @@ def test_committed_results_are_current(lab: Path) -> None:
     assert not out_of_date, (f"{len(out_of_date)} stale mutation results in {ledger.results_file(lab)} "
                              f"(first: {out_of_date[0]}): run make mutants MUTANT_CHAPTERS={lab.parent.name}")
     assert set(results) == {m.id for ex in found for m in ex.mutants}
+    text = ledger.results_file(lab).read_text(encoding="utf-8")
+    assert ledger.dumps(json.loads(text)) == text, "not as graders.mutants_ledger writes it (one line per mutant)"
     _, problems = ledger.score(found, results, ledger.read_equivalents(lab))
     assert not problems
+
+
+def test_the_report_shows_figures_survivor_diffs_and_failures() -> None:
+    from graders.mutants_run import LabMutants, report_lines
+
+    survivor = next(m for m in MUTANTS if m.id == "f/inplace/1.2.4/add_>add")
+    ex = ledger.Exercise("f", CELL, ("test_f",), "h", tuple(MUTANTS))
+    figures = ledger.ExerciseScore("f", len(MUTANTS), len(MUTANTS) - 3, 1, 1, [survivor])
+    lines = report_lines(LabMutants("09_x", "lab_x", [ex], [figures], ["a problem"]))
+    assert lines[1] == f"  f: {len(MUTANTS)}, {len(MUTANTS) - 3}, 1, 1, 1, {(len(MUTANTS) - 2) / (len(MUTANTS) - 1):.1%}"
+    diff = next(line for line in lines if line.startswith("SURVIVED"))
+    assert "-    t.add_(y)\n+    t.add(y)\n" in diff
+    assert lines[-2].startswith("FAIL 09_x/lab_x f: ") and lines[-1] == "FAIL 09_x/lab_x: a problem"
+
+
+@pytest.mark.parametrize("lab", committed_labs(), ids=lambda p: p.parent.name)
+def test_current_results_are_judged_without_a_sandbox(lab: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`labs check --mutants` on current results: figures from the committed file, no pool started."""
+    from graders import mutants_run
+
+    if ledger.stale(ledger.exercises(lab), ledger.read_results(lab)):
+        pytest.skip("stale results: test_committed_results_are_current says so")
+    monkeypatch.setattr(mutants_run, "Pool", lambda *args, **kwargs: pytest.fail("a sandbox was started"))
+    (report,) = mutants_run.check_mutants([lab.parent], tmp_path, 1)
+    assert report.graded == 0 and [s.exercise for s in report.scores] == [e.grade_id for e in report.exercises]
+    assert sum(s.mutants for s in report.scores) == len(ledger.read_results(lab))
