@@ -39,8 +39,10 @@ def submissions(lab: Path, wrong_dir: Path, count: int) -> dict[str, nbformat.No
     source = nbformat.read(lab, as_version=4)
     wrong = solution_files(wrong_dir, lab.parent.name)
     crash = nbformat.from_dict(json.loads(json.dumps(source)))
-    next(c for c in crash.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])).source += \
-        "\nimport os\nos._exit(1)  # the kernel dies: nothing after this runs"
+    # the first solution cell reads far outside an array (no import the grader's vetting refuses): the
+    # kernel dies of SIGSEGV, nothing after this runs
+    next(c for c in crash.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")).source += \
+        "\nimport numpy\nnumpy.lib.stride_tricks.as_strided(numpy.zeros(1), (1 << 20,), (1 << 30,)).sum()"
     kinds = ["correct"] * 4 + ["wrong"] * 3 + ["blank"] * 2 + ["crash"]
     made = {}
     for i in range(count):
