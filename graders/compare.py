@@ -18,6 +18,22 @@ KNOWN_EXCEPTIONS = frozenset(
     {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
     | {n for n in dir(torch) if n.endswith("Error") and isinstance(getattr(torch, n), type)})
 SHORT_REPR = 60
+#: Default (rtol, atol) per floating dtype: a float64 exercise is held to float64 accuracy (float32
+#: accumulation fails it), lower precisions to torch.testing's defaults.
+TOLERANCES = {torch.float64: (1e-9, 1e-12), torch.complex128: (1e-9, 1e-12), torch.float32: (1.3e-6, 1e-5),
+              torch.complex64: (1.3e-6, 1e-5), torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}
+FLOAT_TOLERANCE = (1e-6, 1e-9)  # Python floats: most come from float32 work (a loss's .item())
+
+
+def tolerance(dtype: torch.dtype | None, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    """The (rtol, atol) a comparison uses: the probe's where it set them, else the dtype's default.
+
+    ``atol=0.0`` compares tails relatively (where numerical stability is the point), down to the dtype's
+    smallest normal number: below it (subnormals) two correct formulas may round apart, or to 0.
+    """
+    default = TOLERANCES.get(dtype, FLOAT_TOLERANCE) if dtype is not None else FLOAT_TOLERANCE
+    floor = torch.finfo(dtype).tiny if dtype is not None and (dtype.is_floating_point or dtype.is_complex) else 0.0
+    return (default[0] if rtol is None else rtol, max(floor, default[1] if atol is None else atol))
 
 
 @dataclass(frozen=True)
@@ -50,15 +66,15 @@ def same(got: Any, want: Any, rtol: float | None, atol: float | None) -> bool:
             return False
         if not want.is_floating_point() and not want.is_complex():
             return bool(torch.equal(got, want))
-        kwargs = {} if rtol is None else {"rtol": rtol, "atol": atol if atol is not None else 0.0}
+        tight, loose = tolerance(want.dtype, rtol, atol)
         try:
-            torch.testing.assert_close(got, want, equal_nan=True, **kwargs)
+            torch.testing.assert_close(got, want, equal_nan=True, rtol=tight, atol=loose)
         except AssertionError:
             return False
         return True
     if isinstance(want, float):
-        return math.isclose(got, want, rel_tol=rtol if rtol is not None else 1e-6,
-                            abs_tol=atol if atol is not None else 1e-9) or (math.isnan(got) and math.isnan(want))
+        tight, loose = tolerance(None, rtol, atol)
+        return math.isclose(got, want, rel_tol=tight, abs_tol=loose) or (math.isnan(got) and math.isnan(want))
     if isinstance(want, (list, tuple)):
         return len(got) == len(want) and all(same(g, w, rtol, atol) for g, w in zip(got, want, strict=True))
     if isinstance(want, dict):
@@ -84,8 +100,8 @@ def _first_differing_element(got: torch.Tensor, want: torch.Tensor, rtol: float 
     if not (want.is_floating_point() or want.is_complex()):
         bad = (got != want).nonzero()
         return tuple(int(i) for i in bad[0]) if len(bad) else None
-    close = torch.isclose(got, want, rtol=1.3e-6 if rtol is None else rtol,
-                          atol=1e-5 if atol is None else atol, equal_nan=True)
+    tight, loose = tolerance(want.dtype, rtol, atol)
+    close = torch.isclose(got, want, rtol=tight, atol=loose, equal_nan=True)
     bad = (~close).nonzero()
     if len(bad):
         return tuple(int(i) for i in bad[0])

@@ -80,7 +80,7 @@ def _both_signs(draw: Draw, low: float, high: float, count: int, dtype: torch.dt
     return torch.cat([magnitude, -magnitude]).to(dtype)
 
 
-@probe("test_stable_softplus")
+@probe("test_stable_softplus", atol=0.0)  # tails compared relatively: log1p is the point
 def stable_softplus(ns: Namespace, draw: Draw) -> list:
     """StableSoftplus: forward and gradient with drawn upstream gradients, finite for large |x|"""
     apply = ns["StableSoftplus"].apply
