@@ -49,6 +49,18 @@ class LabMutants:
         return not self.problems and all(s.ok for s in self.scores)
 
 
+@dataclass(frozen=True)
+class Plan:
+    """One run: an exercise, the code put in its solution cell, and whether the run may end after its
+    tests (worked out before any thread starts: ``ast.parse`` in two threads at once can fail in
+    CPython 3.11 with "AST constructor recursion depth mismatch")."""
+
+    exercise: ledger.Exercise
+    code: str
+    cut: bool
+    mutant: Mutant | None = None  # None: the control, the unchanged source
+
+
 @dataclass
 class Grading:
     """What grading one lab's mutants needs: the pool, the lab, a reference of this run's salt."""
@@ -58,32 +70,35 @@ class Grading:
     path: Path
     reference: dict
     salt: int
-    modules: frozenset[str]
     progress: Callable[[], None] = lambda: None
 
-    def run(self, ex: ledger.Exercise, code: str) -> NotebookGrade:
-        """The source with ``ex``'s solution cell replaced by ``code``, graded on ``ex``'s tests alone."""
-        nb = with_solution_replaced(self.lab.source, ex.grade_id, code)
-        graded_lab = focused(self.lab, ex.tests, may_cut(self.lab.source, ex.tests[-1], code))
-        sub = Submission("mutant", self.lab.chapter, self.lab.name, self.path, nb)
-        return grade_one(self.pool, graded_lab, sub, self.reference, self.salt)
+    def plan(self, ex: ledger.Exercise, mutant: Mutant | None = None) -> Plan:
+        code = mutant.source if mutant else ex.reference
+        return Plan(ex, code, may_cut(self.lab.source, ex.tests[-1], code), mutant)
 
-    def control(self, ex: ledger.Exercise) -> tuple[str, float]:
+    def run(self, plan: Plan) -> NotebookGrade:
+        """The source with the plan's solution cell, graded on its exercise's tests alone; once more
+        when the grader itself failed (the recursion-depth race above, inside the vetting)."""
+        nb = with_solution_replaced(self.lab.source, plan.exercise.grade_id, plan.code)
+        graded_lab = focused(self.lab, plan.exercise.tests, plan.cut)
+        sub = Submission("mutant", self.lab.chapter, self.lab.name, self.path, nb)
+        graded = grade_one(self.pool, graded_lab, sub, self.reference, self.salt)
+        return grade_one(self.pool, graded_lab, sub, self.reference, self.salt) \
+            if graded.status == "grader error" else graded
+
+    def control(self, plan: Plan) -> tuple[str, float]:
         """Why the unchanged source fails its own exercise here (empty when it earns full marks), and its CPU-s."""
-        graded = self.run(ex, ex.reference)
+        graded = self.run(plan)
         short = [f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})" for c in graded.cells if c.score < c.points]
-        return (f"{ex.grade_id}: the unchanged source loses points: {'; '.join(short) or graded.error}"
+        return (f"{plan.exercise.grade_id}: the unchanged source loses points: {'; '.join(short) or graded.error}"
                 if short or graded.error else ""), graded.cpu_seconds
 
-    def mutant(self, ex: ledger.Exercise, mutant: Mutant) -> tuple[dict | None, float]:
+    def mutant(self, plan: Plan) -> tuple[dict | None, float]:
         """One mutant's record (verdict, hash, note) and the CPU-s of its run."""
-        early = before_running(mutant, self.modules)
-        if early:
-            return {**early, "hash": ex.mutant_hash(mutant)}, 0.0
-        graded = self.run(ex, mutant.source)
+        graded = self.run(plan)
         verdict = verdict_of(graded)
         self.progress()
-        return ({**verdict, "hash": ex.mutant_hash(mutant)} if verdict else None), graded.cpu_seconds
+        return ({**verdict, "hash": plan.exercise.mutant_hash(plan.mutant)} if verdict else None), graded.cpu_seconds
 
 
 def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]], results: dict[str, dict],
@@ -93,21 +108,24 @@ def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]]
     salt = secrets.randbits(62)
     reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
     modules = imported_names(tuple(c.source for c in lab.source.cells if c.cell_type == "code"))
-    grading = Grading(pool, lab, path, reference, salt, modules, _every(50, len(todo), say))
-    exercises = list({ex.grade_id: ex for ex, _ in todo}.values())
+    grading = Grading(pool, lab, path, reference, salt, _every(50, len(todo), say))
+    for ex, mutant in todo:
+        early = before_running(mutant, modules)
+        results.update({mutant.id: {**early, "hash": ex.mutant_hash(mutant)}} if early else {})
+    controls = [grading.plan(ex) for ex in {ex.grade_id: ex for ex, _ in todo}.values()]
     with ThreadPoolExecutor(jobs) as running:
-        controls = list(running.map(grading.control, exercises))
-        broken = {ex.grade_id for ex, (why, _) in zip(exercises, controls, strict=True) if why}
-        kept = [(ex, m) for ex, m in todo if ex.grade_id not in broken]
-        graded = list(running.map(lambda pair: grading.mutant(*pair), kept))
-    for (_, mutant), (record, _) in zip(kept, graded, strict=True):
+        checked = list(running.map(grading.control, controls))
+        broken = {plan.exercise.grade_id for plan, (why, _) in zip(controls, checked, strict=True) if why}
+        plans = [grading.plan(ex, m) for ex, m in todo if ex.grade_id not in broken
+                 and results.get(m.id, {}).get("hash") != ex.mutant_hash(m)]
+        graded = list(running.map(grading.mutant, plans))
+    for plan, (record, _) in zip(plans, graded, strict=True):
         if record is not None:
-            results[mutant.id] = record
-    problems = [why for why, _ in controls if why]
-    problems += [f"{m.id}: the grader failed on it (not recorded)" for (_, m), (r, _) in zip(kept, graded, strict=True)
-                 if r is None]
-    cpu = sum(c for _, c in controls) + sum(c for _, c in graded)
-    return problems, len(controls) + len(graded), cpu
+            results[plan.mutant.id] = record
+    problems = [why for why, _ in checked if why]
+    problems += [f"{plan.mutant.id}: the grader failed on it (not recorded)"
+                 for plan, (record, _) in zip(plans, graded, strict=True) if record is None]
+    return problems, len(checked) + len(graded), sum(c for _, c in checked) + sum(c for _, c in graded)
 
 
 def _every(step: int, total: int, say: Callable[[str], None]) -> Callable[[], None]:
@@ -143,6 +161,7 @@ def check_mutants(chapter_dirs: list[Path], build_root: Path, jobs: int, sandbox
 
 def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], results: dict[str, dict],
                  todo: list[tuple[ledger.Exercise, Mutant]], jobs: int, say: Callable[[str], None]) -> LabMutants:
+    """One lab: grade its stale mutants on ``pool``, write the results next to its probes, judge them."""
     report = LabMutants(path.parent.name, path.stem, found)
     total = sum(len(ex.mutants) for ex in found)
     say(f"{report.chapter}/{report.lab}: {total} mutants, {len(todo)} to grade")
@@ -152,6 +171,7 @@ def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], re
         used = resource.getrusage(resource.RUSAGE_SELF)
         report.cpu_seconds += used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime
         report.seconds = time.monotonic() - start
+    if todo or set(results) - {m.id for ex in found for m in ex.mutants}:  # new verdicts, or ids no longer made
         ledger.write_results(path, found, results)
     try:
         scores, problems = ledger.score(found, results, ledger.read_equivalents(path))
