@@ -306,10 +306,22 @@ class _OpsOutsideLeaves(torch.nn.Module):
         return self.lin(x).sin() * x
 
 
+class _WithIdleLeaf(torch.nn.Module):
+    """A model with a leaf its forward never calls: "every leaf that ran" leaves it out."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.used = torch.nn.Linear(width, width)
+        self.idle = torch.nn.Linear(width, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.used(x).tanh()
+
+
 @probe("test_saved_bytes_by_module")
 def saved_bytes_by_module(ns: Namespace, draw: Draw) -> list:
     """saved_bytes_by_module: bytes packed per leaf module of the digits CNN (widths, float64, frozen features,
-    no_grad, a shared module, a leaf model, ops outside any leaf), measured with saved_tensors_hooks, hooks removed, twice in a row"""
+    no_grad, a shared module, a leaf model, ops outside any leaf, a leaf that never runs), measured with saved_tensors_hooks, hooks removed, twice in a row"""
     from labutils import digits
 
     nn = torch.nn
@@ -340,6 +352,7 @@ def saved_bytes_by_module(ns: Namespace, draw: Draw) -> list:
         _by_module_seen(fn, leaf, draw.randn(draw.randint(2, 6), width).requires_grad_()),
         _by_module_seen(fn, default, batch(draw.randint(2, 6)).requires_grad_()),
         _by_module_seen(fn, nn.Sequential(_OpsOutsideLeaves(width), nn.Linear(width, 2)), draw.randn(3, width)),
+        _by_module_seen(fn, _WithIdleLeaf(width), draw.randn(draw.randint(2, 6), width)),
     ]
 
 
