@@ -112,8 +112,9 @@ def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
         opt = torch.optim.Adam(model.parameters(), lr=lr)
     else:
         opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9 if kind == "momentum" else 0.0)
-    # max_norm: none, tiny (every step clipped) or huge (no step clipped: the branch left alone)
-    max_norm = {"none": None, "small": draw.choice([0.05, 0.1, 0.3]), "large": 1e6}[clip]
+    # max_norm: none, tiny (every step clipped), huge (no step clipped: the branch left alone) or 0.0
+    # (falsy, not None: every gradient scaled to 0)
+    max_norm = {"none": None, "small": draw.choice([0.05, 0.1, 0.3]), "large": 1e6, "zero": 0.0}[clip]
     torch.manual_seed(draw.randint(0, 2**31))  # dropout masks: the same in both runs
     if max_norm is None and draw.randint(0, 1):
         loss = ns["train_one_epoch"](model, batches, F.cross_entropy, opt)
@@ -125,8 +126,8 @@ def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
 
 @probe("test_train_one_epoch", rtol=1e-5, atol=1e-6)
 def train_one_epoch(ns: Namespace, draw: Draw) -> list:
-    """train_one_epoch: training mode, gradients cleared before each step, total-norm clipping (none, clipped, unclipped), per-sample mean loss"""
-    return [_epoch_case(ns, draw, clip) for clip in ("none", "small", "large", "none", "small")]
+    """train_one_epoch: training mode, gradients cleared before each step, total-norm clipping (none, clipped, unclipped, max_norm 0), per-sample mean loss"""
+    return [_epoch_case(ns, draw, clip) for clip in ("none", "small", "large", "none", "small", "zero")]
 
 
 def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
