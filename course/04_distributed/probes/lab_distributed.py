@@ -267,14 +267,17 @@ def poisoned_loss(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, kind: 
     return loss, None
 
 
-def scaled_run(ns: Namespace, draw: Draw) -> list:
-    """One run of scaled_step: per step its return value, the state, the parameters and (clean steps) gradients."""
+def scaled_run(ns: Namespace, draw: Draw, groups: int = 1) -> list:
+    """One run of scaled_step: per step its return value, the state, the parameters and (clean steps)
+    gradients; the optimizer has ``groups`` parameter groups (2: the first layer in a group of its own)."""
     steps, seed = draw.randint(5, 9), draw.randint(0, 10**6)
     schedule = scaler_schedule(draw, steps)
     torch.manual_seed(seed)
     width = draw.randint(3, 9)
     model = nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5)
+    rest = [p for layer in list(model)[1:] for p in layer.parameters()]
+    optimizer = torch.optim.SGD(model.parameters() if groups == 1 else
+                                [{"params": model[0].parameters()}, {"params": rest, "lr": 0.02}], lr=0.05, momentum=0.5)
     state = {"scale": float(2 ** draw.randint(4, 14)), "good_steps": 0, "growth_interval": draw.randint(1, 3)}
     g = torch.Generator().manual_seed(seed + 1)
     observed = []
@@ -294,8 +297,8 @@ def scaled_run(ns: Namespace, draw: Draw) -> list:
 
 @probe("test_scaled_step")
 def scaled_step(ns: Namespace, draw: Draw) -> list:
-    """scaled_step over several steps with overflows: return value, scale, growth, parameters, unscaled gradients"""
-    return [scaled_run(ns, draw) for _ in range(4)]
+    """scaled_step over several steps with overflows: return value, scale, growth, parameters, unscaled gradients, two parameter groups"""
+    return [scaled_run(ns, draw, groups) for groups in (1, 2, 1, 2)]
 
 
 @probe("test_accumulate_with_no_sync", contracts=False)
