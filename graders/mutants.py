@@ -37,6 +37,7 @@ class Mutant:
 
     @property
     def id(self) -> str:
+        """exercise/operator/location/variant: stable while the region's code stays as it is."""
         return f"{self.exercise}/{self.operator}/{self.location}/{self.variant}"
 
 
@@ -95,6 +96,7 @@ class Cell:
         return sum(len(x) for x in self.lines[:line - 1]) + len(text.encode()[:col].decode(errors="replace"))
 
     def location(self, node: ast.AST) -> str:
+        """``region.line.col`` of ``node`` (region 0, lines from the cell's first: outside every region)."""
         region = _region_of(node, self.spans)
         first = self.spans[region - 1][0] if region else 0
         col = self.offset(node.lineno, node.col_offset) - self.offset(node.lineno, 0)

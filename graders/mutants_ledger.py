@@ -64,6 +64,7 @@ class Exercise:
     mutants: tuple[Mutant, ...]
 
     def mutant_hash(self, mutant: Mutant) -> str:
+        """What a verdict of ``mutant`` is valid for: the exercise's hash and the mutant's text."""
         return _digest(self.hash, mutant.source)
 
 
@@ -153,6 +154,7 @@ class ExerciseScore:
 
     @property
     def ok(self) -> bool:
+        """Current, no non-equivalent survivor, and at the target."""
         return not self.survivors and not self.stale and self.rate >= TARGET
 
 

@@ -46,6 +46,7 @@ class LabMutants:
 
     @property
     def ok(self) -> bool:
+        """Every exercise meets the target and nothing else is wrong (a failing control, a bad list)."""
         return not self.problems and all(s.ok for s in self.scores)
 
 
@@ -73,6 +74,7 @@ class Grading:
     progress: Callable[[], None] = lambda: None
 
     def plan(self, ex: ledger.Exercise, mutant: Mutant | None = None) -> Plan:
+        """The run of ``mutant`` (the control: the unchanged source, when None); parses, so not in a thread."""
         code = mutant.source if mutant else ex.reference
         return Plan(ex, code, may_cut(self.lab.source, ex.tests[-1], code), mutant)
 
