@@ -65,6 +65,10 @@ def numerical_gradient(ns: Namespace, draw: Draw) -> list:
         # h is eps itself, not eps scaled by |x_i|: a cubic at |x| in [1.5, 3] with a large eps has the
         # error h^2 (exactly), so a relative step answers 3x^2 + eps^2 x^2 instead of 3x^2 + eps^2.
         _gradient_seen(fn, lambda t: (t ** 3).sum(), far_from_zero, eps=draw.choice([0.1, 0.2, 0.25])),
+        # not separable: each difference must start from x itself, not from the previous one's point
+        _gradient_seen(fn, lambda t: t.prod(), 1 + torch.rand(4, dtype=torch.float64, generator=draw.gen), eps=0.1),
+        # an x that requires grad, an f through NumPy: the differences are taken on detached data
+        _gradient_seen(fn, through_numpy, torch.rand(3, dtype=torch.float64, generator=draw.gen).requires_grad_()),
     ]
     return cases
 

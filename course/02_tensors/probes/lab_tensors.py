@@ -108,7 +108,9 @@ def storage_index(ns: Namespace, draw: Draw) -> list:
               # storage of "offset + sum((n - 1) * s) + 1" elements exists for it)
               ((0,), (draw.randint(2, 7),), 0), ((size, 0), (1, size + draw.randint(1, 5)), 0),
               ((size, size), (0, 0), offset), ((1, size), (draw.randint(0, 99), 1), offset)]  # all stride 0; size 1
-    return [outcome(ns["storage_index"], *case) for case in cases]
+    # and once with the default offset (0)
+    return [outcome(ns["storage_index"], *case) for case in cases] + \
+        [outcome(ns["storage_index"], (size, size + 1), (size + 1, 1))]
 
 
 def _layout(draw: Draw) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -291,6 +293,7 @@ def _overlap_pairs(draw: Draw) -> list[tuple[torch.Tensor, torch.Tensor]]:
         (m[1], m_bytes[4 * (cols - 1):4 * cols]), (m[1], m_bytes[4 * cols + byte:4 * cols + 4]),
         (m[1], m_bytes[4 * cols - 1 - byte:4 * cols - byte]),
         (m[0, :0], m[0]), (m[r, c], m[r - 1:, c]), (m[r, c], m[:r, c]),
+        (m[0, :1], m_bytes[4:5]),  # the byte right after a float: disjoint (addresses off by one element say not)
         (m.t(), m[r]), (m.view(cols, rows).t(), flat),
         (torch.from_numpy(arr[:j + 1]), torch.from_numpy(arr[j:])),
         (torch.from_numpy(arr[:j]), torch.from_numpy(arr[j:])),
