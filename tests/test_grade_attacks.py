@@ -10,6 +10,7 @@ the grader's scores afterwards.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -392,7 +393,11 @@ def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
         _write(subs, name, _attack(code))
     _write(subs, "added-cell", _added_cell())
     _write(subs, "copied-test", _copied_test())
+    bad = subs / "bad-json" / CHAPTER / "lab_basic.ipynb"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("{ not json", encoding="utf-8")
     graded = _grade(subs, tmp / "grading", "--timeout", "60")
+    graded["bad"] = bad
     for kind in ("csv", "gradescope"):
         proc = labs("export", "--format", kind, "--out", str(tmp / kind), "--root", str(graded["root"]))
         assert proc.returncode == 0, proc.stderr
@@ -437,3 +442,25 @@ def test_hidden_checks_show_students_fixed_text_only(vetted: dict, attack: str) 
     hidden = [c for c in vetted["grades"][attack]["cells"] if c["why"].startswith("hidden check")]
     assert hidden and all(c["why"].endswith("' failed") for c in hidden)
     assert any(("KeyError" in c["detail"]) or ("cases differ" in c["detail"]) for c in hidden)  # the instructor's
+
+
+def test_no_host_path_in_anything_a_student_sees(vetted: dict) -> None:
+    tmp, root = vetted["exports"], vetted["root"]
+    seen = {"gradescope": (tmp / "gradescope" / "bad-json" / CHAPTER / "results.json").read_text(),
+            "feedback": (root / "feedback" / "bad-json" / CHAPTER / "lab_basic.html").read_text(),
+            "csv": (tmp / "csv").read_text()}
+    for name, text in seen.items():
+        assert not [m for m in (str(tmp), str(Path.home()), "/work/", "/root/", "/tmp/") if m in text], name
+    output = json.loads(seen["gradescope"])["output"]
+    assert output.startswith("bad file: lab_basic.ipynb: not a notebook (invalid JSON"), output
+    assert "bad file: lab_basic.ipynb" in seen["feedback"]
+    assert {"honest", "bad-json"} <= {row["student"] for row in csv.DictReader(seen["csv"].splitlines())}
+
+
+def test_the_instructor_still_sees_the_file(vetted: dict) -> None:
+    bad = str(vetted["bad"])
+    results = vetted["results"]
+    assert {g["student"]: g["error"] for g in results["grades"]}["bad-json"].startswith(f"bad file: {bad}: not a notebook")
+    assert bad in (vetted["root"] / "reports" / "summary.html").read_text()
+    squeezed = "".join(vetted["proc"].stdout.replace("│", " ").split())  # the table may fold a long path
+    assert "".join(bad.split()) in squeezed, vetted["proc"].stdout
