@@ -51,12 +51,13 @@ class Restored:
 
 def test_cells(source_nb: nbformat.NotebookNode) -> list[TestCell]:
     """The graded test cells of the source, in notebook order."""
-    found = []
-    for cell in source_nb.cells:
-        meta = nbgrader_meta(cell)
-        if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            found.append(TestCell(meta["grade_id"], float(meta.get("points", 0)), visible_part(cell.source), cell.source))
-    return found
+    return [_test_cell(c) for c in source_nb.cells
+            if c.cell_type == "code" and nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+
+
+def _test_cell(cell: nbformat.NotebookNode) -> TestCell:
+    meta = nbgrader_meta(cell)
+    return TestCell(meta["grade_id"], float(meta.get("points", 0)), visible_part(cell.source), cell.source)
 
 
 def exercise_tests(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
@@ -119,8 +120,8 @@ def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, module
             source = without_solutions(cell.source)
         result.solutions[grade_id] = source
         return Cell(grade_id, source)
-    test = TestCell(grade_id, float(meta.get("points", 0)), visible_part(cell.source), cell.source)
     if meta.get("grade"):
+        test = _test_cell(cell)
         if not found:
             result.missing.append(grade_id)
         elif any(test.edited(c.source) or _points(c) != test.points for _, c in found):

@@ -4,6 +4,7 @@ are decided here, in the trusted grader, from the observations each run sent bac
 from __future__ import annotations
 
 import ast
+import functools
 import queue
 import secrets
 import threading
@@ -50,7 +51,7 @@ class Lab:
     cut: bool = True  # with a focus: nothing after its last test cell runs either (graders.cuts)
     vetted: bool = True  # solution cells are vetted before they run (False: the sandbox is the only layer)
 
-    @property
+    @functools.cached_property
     def exercise_of(self) -> dict[str, str]:
         """Test cell grade_id -> the solution cell it tests (the one before it)."""
         return {test: solution for solution, tests in exercise_tests(self.source).items() for test in tests}
@@ -280,7 +281,7 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | N
     grade.seconds, grade.cpu_seconds = outcome.seconds, outcome.cpu_seconds
     grade.cells = score(lab, restored, outcome, reference)
     grade.flags = [f"test cell {g} deleted or retyped" for g in restored.missing]
-    grade.flags += [f"test cell {g} edited (restored from the source)" for g in restored.altered]
+    grade.flags += [f"cell {g} edited (the source's version runs)" for g in restored.altered]
     grade.flags += [f"cell {g} appears more than once (each copy compared; the source's runs)" for g in restored.duplicated]
     grade.flags += [f"solution cell {g} not run: {_lines(f)}" for g, f in restored.refused.items()]
     if restored.added:

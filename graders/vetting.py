@@ -52,6 +52,12 @@ DENIED_NAMES = frozenset({"eval", "exec", "compile", "__import__", "getattr", "s
 #: Private attributes the lessons teach; a trailing ``*`` matches any suffix.
 ALLOWED_PRIVATE = ("_version", "_base", "_is_view", "_dynamo", "_foreach_*", "_check*", "_saved_*", "_raw_saved_*",
                    "__init__", "__name__", "__qualname__", "__doc__", "__code__", "__len__", "__call__")
+#: What graded code may use of an allowed private module (``torch._dynamo`` holds frame hooks otherwise).
+PRIVATE_MEMBERS = {"_dynamo": frozenset({"explain", "reset"})}
+#: A class's own private attribute (``self._cache``) may not carry the name of torch's internals: a method
+#: called with a module as ``self`` (``Net.forward(torch)``) would reach them.
+TORCH_INTERNALS = frozenset({"_C", "_ops", "_python_dispatch", "_dynamo", "_subclasses", "_functorch", "_library",
+                             "_guards", "_prims", "_refs", "_inductor", "_decomp", "_higher_order_ops", "_utils"})
 #: Public attribute names that lead to frames, modules that escape, or computed attribute access.
 DENIED_ATTRIBUTES = frozenset({
     "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next", "gi_frame",
@@ -102,9 +108,10 @@ def _module_allowed(module: str) -> bool:
 class _Policy(ast.NodeVisitor):
     """Collects every :class:`Finding` of one cell's syntax tree."""
 
-    def __init__(self, module_names: set[str]) -> None:
+    def __init__(self, module_names: set[str], own_private: set[str]) -> None:
         self.findings: list[Finding] = []
         self.module_names = set(module_names)
+        self.own_private = own_private
         self.inspect_names: set[str] = set()
 
     def refuse(self, node: ast.AST, what: str) -> None:
@@ -113,6 +120,8 @@ class _Policy(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._check_import(node, alias.name)
+            if alias.asname and "._" in alias.name:
+                self.refuse(node, f"a name of its own for the private module '{alias.name}'")
             self.module_names.add((alias.asname or alias.name).split(".")[0])
             if alias.name == "inspect":
                 self.inspect_names.add(alias.asname or alias.name)
@@ -126,8 +135,11 @@ class _Policy(ast.NodeVisitor):
         for alias in node.names:
             if alias.name == "*":
                 self.refuse(node, f"'from {module} import *'")
-            elif alias.name.startswith("_") and not _allowed_private(alias.name):
+            elif alias.name.startswith("_"):
                 self.refuse(node, f"importing the private name '{alias.name}'")
+            elif module.rsplit(".", 1)[-1] in PRIVATE_MEMBERS and \
+                    alias.name not in PRIVATE_MEMBERS[module.rsplit(".", 1)[-1]]:
+                self.refuse(node, f"importing '{module}.{alias.name}'")
             elif (f"{module}.{alias.name}" in DENIED_MODULES or alias.name in DENIED_ATTRIBUTES
                   or (module == "inspect" and alias.name not in INSPECT_ALLOWED)):
                 self.refuse(node, f"importing '{module}.{alias.name}'")
@@ -146,9 +158,12 @@ class _Policy(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = node.attr
-        own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls") and not name.startswith("__")
+        own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls") and name in self.own_private
+        inside = node.value.attr if isinstance(node.value, ast.Attribute) else ""
         if name.startswith("_") and not own and not _allowed_private(name):
             self.refuse(node, f"the private attribute '.{name}'")
+        elif inside in PRIVATE_MEMBERS and name not in PRIVATE_MEMBERS[inside]:
+            self.refuse(node, f"the attribute '.{inside}.{name}' (of '{inside}' only {sorted(PRIVATE_MEMBERS[inside])})")
         elif name in DENIED_ATTRIBUTES or (isinstance(node.value, ast.Name) and node.value.id in self.inspect_names
                                            and name not in INSPECT_ALLOWED):
             self.refuse(node, f"the attribute '.{name}'")
@@ -201,10 +216,12 @@ def python_of(cell_source: str) -> str:
     return _TRANSFORMER.transform_cell(cell_source)
 
 
+@functools.lru_cache(maxsize=512)
 def _parsed(source: str) -> ast.Module | None:
     """The syntax tree of the Python IPython runs for ``source``; None when it does not parse. Source that
     parses as Python already is what IPython runs (its transforms rewrite only what is not Python).
 
+    Cached (a rule is read over the same solution cells once per test cell; the trees are never changed).
     One parse at a time: CPython 3.11's ``ast.parse`` in two threads at once can raise ``SystemError``
     ("AST constructor recursion depth mismatch"), and submissions are graded from a thread pool.
     """
@@ -227,9 +244,16 @@ def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
     tree = _parsed(cell_source)
     if tree is None:
         return []
-    policy = _Policy(set(module_names))
+    policy = _Policy(set(module_names), _own_private(tree))
     policy.visit(tree)
     return sorted(set(policy.findings), key=lambda f: (f.line, f.what))
+
+
+def _own_private(tree: ast.Module) -> set[str]:
+    """Private attributes the cell's own classes set (``self._cache = ...``): those they may read back."""
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+            and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls") and n.attr.startswith("_")
+            and not n.attr.startswith("__") and n.attr not in TORCH_INTERNALS}
 
 
 @functools.lru_cache(maxsize=64)

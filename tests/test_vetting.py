@@ -36,6 +36,12 @@ REACHES = {
     "a metaclass": "class M(type):\n    pass\nclass C(metaclass=M):\n    pass",
     "native code": "from torch.utils.cpp_extension import load_inline",
     "the builtins": "import builtins\nbuiltins.isinstance = None",
+    "a module passed as self": "class Net:\n    def forward(self):\n        return self._C.DispatchKey\n"
+                               "Net.forward(torch)",
+    "torch internals as a class's own": "class Net:\n    def __init__(self):\n        self._C = None\n"
+                                        "    def forward(self):\n        return self._C",
+    "dynamo's frame hooks": "torch._dynamo.eval_frame.set_eval_frame(None)",
+    "dynamo under another name": "import torch._dynamo as d",
 }
 
 
