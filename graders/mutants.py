@@ -57,7 +57,10 @@ def regions(source: str) -> list[tuple[int, int]]:
 
 
 def _region_of(node: ast.AST, spans: list[tuple[int, int]]) -> int:
-    """1 + the index of the region that holds ``node`` entirely, 0 when none does."""
+    """1 + the index of the region that holds ``node`` entirely, 0 when none does (the module itself,
+    which has no lines: the parent of a region written at the cell's top level)."""
+    if not hasattr(node, "lineno"):
+        return 0
     return next((i + 1 for i, (begin, end) in enumerate(spans)
                  if begin < node.lineno and node.end_lineno < end), 0)
 
