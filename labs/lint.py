@@ -198,8 +198,11 @@ def fix(path: Path) -> bool:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-        for key in ("execution", "papermill", "collapsed", "scrolled", "jupyter", "ExecuteTime"):
+        for key in ("execution", "papermill", "collapsed", "scrolled", "ExecuteTime"):
             cell.metadata.pop(key, None)
+        hidden = cell.metadata.pop("jupyter", {}).get("source_hidden")
+        if hidden:  # a collapsed self-check (or parameters) cell stays collapsed: the only jupyter key kept
+            cell.metadata["jupyter"] = {"source_hidden": True}
     nb.metadata = nbformat.from_dict({"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
     after = nbformat.writes(nb)
     if after != before:

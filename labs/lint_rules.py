@@ -18,6 +18,12 @@ NBGRADER_KEYS = ("grade", "grade_id", "locked", "schema_version", "solution", "t
 SCHEMA_VERSION = 3
 LESSON_NAME = re.compile(r"^\d+_\w+\.ipynb$")
 MYTH, RULE = re.compile(r"\bMyth:"), re.compile(r"\bRule[:.]")
+SELF_CHECK, CHECKS = "self-check", ("check", "check_function")
+# A why= text explains the mechanism without the answer: no Python answer literal, no bare yes/no as a
+# verdict, no number standing alone (digits inside a name such as float32 or conv2d are fine).
+ANSWER_LITERALS = re.compile(r"\b(?:True|False|None)\b")
+YES_NO = re.compile(r"(?:^|[.;:!?(]\s*)(?:yes|no)\b(?=\s*(?:[,.;:!?)]|$))", re.IGNORECASE | re.MULTILINE)
+STANDALONE_NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:[\d_]|[.,](?=\d))*(?:e[-+]?\d+)?(?!\w)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,103 @@ def probes_documented(path: Path, nb: NotebookNode) -> list[Problem]:
     return [Problem(probes, None, f"line {fn.lineno}: probe {fn.name} needs a docstring naming the check "
                                   "(students read its first line in their feedback)")
             for fn in _probe_functions(probes) if not ast.get_docstring(fn)]
+
+
+def _is_literal(node: ast.expr) -> bool:
+    """A constant or a container of constants: what ast.literal_eval accepts (``-1``, ``(2, 3)``, ``{"a": True}``)."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _literal_names(tree: ast.Module) -> set[str]:
+    """Names the cell binds to a literal anywhere (``expected = 3``, ``answer: tuple = (1, 2)``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _is_literal(node.value):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and _is_literal(node.value):
+            names |= {node.target.id} if isinstance(node.target, ast.Name) else set()
+    return names
+
+
+def _check_calls(tree: ast.Module) -> list[ast.Call]:
+    """Calls of ``exercises.check``/``check_function`` (or the bare names, when imported)."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
+        (isinstance(n.func, ast.Attribute) and n.func.attr in CHECKS and getattr(n.func.value, "id", "") == "exercises")
+        or (isinstance(n.func, ast.Name) and n.func.id in CHECKS))]
+
+
+def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
+def _expected_problems(call: ast.Call, literal_names: set[str]) -> list[str]:
+    """Where the call's expected answer is typed into the cell instead of computed by its experiment."""
+    if getattr(call.func, "attr", getattr(call.func, "id", "")) == "check_function":
+        cases = _argument(call, 2, "cases")
+        typed = [c for c in getattr(cases, "elts", []) if isinstance(c, ast.Tuple) and len(c.elts) == 2
+                 and (_is_literal(c.elts[1]) or (isinstance(c.elts[1], ast.Name) and c.elts[1].id in literal_names))]
+        return ["a check_function case's expected result is a literal: compute it with torch in the cell"] if typed else []
+    expected = _argument(call, 2, "expected")
+    if expected is None:
+        return []
+    if _is_literal(expected):
+        return [f"the expected answer {ast.unparse(expected)!r} is a literal: compute it by the cell's experiment"]
+    if isinstance(expected, ast.Name) and expected.id in literal_names:
+        return [f"the expected answer {expected.id!r} is bound to a literal in the cell: compute it by the experiment"]
+    return []
+
+
+def _why_problems(call: ast.Call) -> list[str]:
+    """Where the ``why=`` text states the answer: a value interpolated, an answer word, a number."""
+    why = _argument(call, 3, "why")
+    if isinstance(why, ast.JoinedStr) and any(isinstance(v, ast.FormattedValue) for v in why.values):
+        return ["why= interpolates a value (an f-string): explain the mechanism, the check prints the result"]
+    text = why.value if isinstance(why, ast.Constant) and isinstance(why.value, str) else None
+    if text is None:
+        return []
+    problems = []
+    if word := (ANSWER_LITERALS.search(text) or YES_NO.search(text)):
+        problems.append(f"why= gives the answer away ({word.group().strip(' .;:!?(')!r}): explain the mechanism")
+    if number := STANDALONE_NUMBER.search(text):
+        problems.append(f"why= gives the answer away (the number {number.group()!r}): explain the mechanism")
+    return problems
+
+
+def self_checks_hide_the_answer(path: Path, nb: NotebookNode) -> list[Problem]:
+    """A lesson's self-check shows no answer before it runs (docs/authoring.md, "Exercises in a lesson").
+
+    Its source is collapsed (``jupyter.source_hidden``), it calls ``exercises.check``/``check_function``,
+    the expected answer is computed by the cell (not a literal, nor a name bound to one there), and the
+    ``why=`` text explains the mechanism without stating the result (no True/False/None/yes/no answer,
+    no standalone number). Whether the exercise needs the lesson's model is the reviewers' call.
+    """
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or SELF_CHECK not in cell.metadata.get("tags", []):
+            continue
+        where = f"self-check cell {i}"
+        if not cell.metadata.get("jupyter", {}).get("source_hidden"):
+            problems.append(Problem(path, i, f"{where} must be collapsed: cell metadata \"jupyter\": "
+                                             "{\"source_hidden\": true}"))
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            problems.append(Problem(path, i, f"{where} does not parse"))
+            continue
+        calls = _check_calls(tree)
+        if not calls:
+            problems.append(Problem(path, i, f"{where} calls no exercises.check or exercises.check_function"))
+        literal_names = _literal_names(tree)
+        for call in calls:
+            problems += [Problem(path, i, f"{where}: {text}")
+                         for text in _expected_problems(call, literal_names) + _why_problems(call)]
+    return problems
 
 
 NOTEBOOK_RULES = (only_documented_parameters, setup_seeds, title_after_setup, nbgrader_metadata_complete)

@@ -39,8 +39,11 @@ def notebook(*cells: NotebookNode, parameters: bool = True) -> NotebookNode:
 
 
 def tagged(source: str, tag: str) -> NotebookNode:
-    """A code cell carrying one tag (``exercise``, ``self-check``)."""
-    return nbf.v4.new_code_cell(source, metadata={"tags": [tag]})
+    """A code cell carrying one tag (``exercise``, ``self-check``); a self-check's source starts collapsed."""
+    metadata: dict = {"tags": [tag]}
+    if tag == "self-check":
+        metadata["jupyter"] = {"source_hidden": True}
+    return nbf.v4.new_code_cell(source, metadata=metadata)
 
 
 def solution_cell(grade_id: str, source: str) -> NotebookNode:
@@ -112,7 +115,7 @@ def lesson_notebook(title: str) -> NotebookNode:
             ("the shape of `x.t()`", "tuple(x.t().shape)", "t() swaps the two dimensions"),
             ("whether `x.t()` shares `x`'s storage",
              "x.t().untyped_storage().data_ptr() == x.untyped_storage().data_ptr()", "t() is a view"),
-            ("`x.sum().item()`", "x.sum().item()", "0 + 1 + ... + 5")], start=1):
+            ("`x.sum().item()`", "x.sum().item()", "sum() adds every element arange wrote")], start=1):
         exercises += [nbf.v4.new_markdown_cell(f"**Exercise {k}.** Predict {question}, then run the check."),
                       tagged("prediction = ...", "exercise"),
                       tagged(f"exercises.check({question!r}, prediction, {experiment}, why={why!r})", "self-check")]
