@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ __all__ = [
     "ort_run",
     "ort_session",
     "quiet_onnx_export",
+    "quiet_torchao_import",
     "top_ops",
 ]
 
@@ -162,6 +164,42 @@ def quiet_onnx_export() -> Iterator[None]:
             yield
     finally:
         logger.setLevel(old_level)
+
+
+# What importing torchao 0.18 beside torch 2.13 logs: two prebuilt CUDA kernels that cannot load on a
+# CPU-only machine, and a pytree notice about one of torchao's own enums.
+_TORCHAO_IMPORT_NOISE = re.compile(r"Failed to load .*torchao.*\.so|.*KernelPreference.* is an Enum subclass")
+
+
+class _DropMatching(logging.Filter):
+    """A logging filter that drops the records whose message matches ``pattern``."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        super().__init__()
+        self.pattern = pattern
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.pattern.match(record.getMessage())
+
+
+@contextmanager
+def quiet_torchao_import() -> Iterator[None]:
+    """Import torchao without its upstream import-time log lines (torchao 0.18, torch 2.13).
+
+    Drops exactly two kinds of record: torchao's "Failed to load .../torchao/_C_*.so" for its CUDA-only
+    kernels (this course computes on a CPU) and torch's pytree notice that torchao's
+    ``KernelPreference`` enum need not be registered. Every other log record and every warning still
+    reaches the notebook.
+    """
+    drop = _DropMatching(_TORCHAO_IMPORT_NOISE)
+    loggers = [logging.getLogger("torchao"), logging.getLogger("torch.utils._pytree")]
+    for logger in loggers:
+        logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(drop)
 
 
 def ort_session(model: str | os.PathLike[str] | bytes) -> Any:

@@ -244,3 +244,18 @@ def test_latency_table_speedups_and_markdown() -> None:
     with pytest.raises(ValueError):
         table.add("broken", 0.0)
     assert deploy.LatencyTable().speedups() == {}
+
+
+# ---- quiet_torchao_import ----------------------------------------------------------------------
+
+def test_quiet_torchao_import_drops_only_the_import_noise(caplog: pytest.LogCaptureFixture) -> None:
+    torchao_log, pytree_log = logging.getLogger("torchao"), logging.getLogger("torch.utils._pytree")
+    with caplog.at_level(logging.WARNING):
+        with deploy.quiet_torchao_import():
+            torchao_log.warning("Failed to load /x/site-packages/torchao/_C_mxfp8.cpython-310.so: nope")
+            pytree_log.warning("<enum 'KernelPreference'> is an Enum subclass and is now natively supported")
+            torchao_log.warning("Failed to quantize layer fc1")
+        torchao_log.warning("Failed to load /x/site-packages/torchao/_C_cutlass.so: after the block")
+    assert [r.getMessage() for r in caplog.records] == [
+        "Failed to quantize layer fc1", "Failed to load /x/site-packages/torchao/_C_cutlass.so: after the block"]
+    assert not torchao_log.filters and not pytree_log.filters
