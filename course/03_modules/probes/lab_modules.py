@@ -70,6 +70,9 @@ def _mlp_case(ns: Namespace, draw: Draw, dtype: torch.dtype) -> dict:
     x = draw.randn(draw.randint(1, 6), n_in) * 2
     calls = draw.randint(1, 4)
     obs["outputs"] = [outcome(net, x) for _ in range(calls)]
+    # the forward must be differentiable: gradients of the parameters through it (a detached or
+    # no_grad forward raises here)
+    obs["gradients"] = outcome(lambda: torch.autograd.grad(net(x).square().sum(), list(net.parameters())))
     obs["calls"] = _snapshot(net.calls)
     mean.add_(draw.randint(5, 50))  # the caller changes its tensor: the module must hold a copy
     std.mul_(draw.randint(2, 5))
@@ -133,7 +136,8 @@ def train_one_epoch(ns: Namespace, draw: Draw) -> list:
 def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
     """Learning rates of each parameter group at every step of a drawn schedule.
 
-    ``boundary``: "no_warmup" (warmup_steps = 0, allowed), "floor" (min_ratio > 0, several groups).
+    ``boundary``: "no_warmup" (warmup_steps = 0, allowed), "floor" (min_ratio > 0, several groups),
+    "default" (min_ratio not passed: its default, 0).
     """
     warmup = draw.randint(0, 6) if draw.randint(0, 3) == 0 else draw.randint(1, 6)
     if boundary == "no_warmup":
@@ -143,7 +147,10 @@ def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
     bases = [draw.random.uniform(0.01, 1.0) for _ in range(draw.randint(2, 3) if boundary == "floor" else draw.randint(1, 3))]
     params = [nn.Parameter(torch.zeros(1)) for _ in bases]
     opt = torch.optim.SGD([{"params": [p], "lr": b} for p, b in zip(params, bases, strict=True)])
-    sched = ns["warmup_cosine"](opt, warmup, total, min_ratio)
+    if boundary == "default":
+        sched = ns["warmup_cosine"](opt, warmup, total)
+    else:
+        sched = ns["warmup_cosine"](opt, warmup, total, min_ratio)
     seen = []
     for _ in range(total + draw.randint(2, 6)):
         seen.append([float(g["lr"]) for g in opt.param_groups])
@@ -156,8 +163,8 @@ def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
 
 @probe("test_warmup_cosine")
 def warmup_cosine(ns: Namespace, draw: Draw) -> list:
-    """warmup_cosine: the learning rate of every group at every step (warmup, cosine, floor)"""
-    return [_lr_case(ns, draw, boundary) for boundary in ("no_warmup", "floor", "", "", "", "")]
+    """warmup_cosine: the learning rate of every group at every step (warmup, cosine, floor, min_ratio by default)"""
+    return [_lr_case(ns, draw, boundary) for boundary in ("no_warmup", "floor", "default", "", "", "")]
 
 
 def _seed_all(seed: int) -> None:
@@ -167,16 +174,45 @@ def _seed_all(seed: int) -> None:
     np.random.seed(seed % 2**32)
 
 
-def _resumable_run(draw: Draw, data: tuple, batch_size: int, init_seed: int, loader_seed: int) -> tuple:
-    """Model with dropout, AdamW, a per-step StepLR and a shuffling loader with its own generator."""
+class _EpochCappedLoader(torch.utils.data.DataLoader):
+    """A DataLoader that raises when one call starts more epochs than ``total_steps`` can need: a run
+    that never ends fails on a wrong value (this error) rather than on the time limit."""
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 - DataLoader's own arguments
+        super().__init__(*args, **kwargs)
+        self.epochs_left = None
+
+    def __iter__(self):  # noqa: ANN204 - DataLoader's iterator
+        if self.epochs_left is not None:
+            if self.epochs_left <= 0:
+                raise RuntimeError("more epochs than total_steps needs")
+            self.epochs_left -= 1
+        return super().__iter__()
+
+
+def _train_capped(train: object, run: tuple, total: int, *args: object, **kwargs: object) -> None:
+    """``train(*run, total, *args, **kwargs)`` with the loader allowed the epochs ``total`` steps need, and one more."""
+    loader = run[3]
+    loader.epochs_left = -(-total // len(loader)) + 1
+    try:
+        train(*run, total, *args, **kwargs)
+    finally:
+        loader.epochs_left = None
+
+
+def _resumable_run(draw: Draw, data: tuple, batch_size: int, init_seed: int, loader_seed: int,
+                   training: bool = True) -> tuple:
+    """Model with dropout (in training mode or not), AdamW, a per-step StepLR and a shuffling loader
+    with its own generator."""
     n_in, hidden = data[0].shape[1], data[2]
     torch.manual_seed(init_seed)
     model = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Dropout(0.25), nn.Linear(hidden, 3))
+    model.train(training)  # the function puts it in training mode itself
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=draw.randint(2, 4), gamma=0.7)
     dataset = torch.utils.data.TensorDataset(data[0], data[1])
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True,
-                                         generator=torch.Generator().manual_seed(loader_seed))
+    loader = _EpochCappedLoader(dataset, batch_size=batch_size, shuffle=True,
+                                generator=torch.Generator().manual_seed(loader_seed))
     return model, opt, sched, loader
 
 
@@ -194,39 +230,42 @@ def _final_state(run: tuple) -> dict:
 
 
 def _resume_case(ns: Namespace, draw: Draw, folder: Path, where: str) -> dict:
-    """Uninterrupted vs stopped at ``where`` (mid-epoch, epoch end, first step, last epoch) and resumed."""
+    """Uninterrupted vs stopped at ``where`` (mid-epoch, epoch end, first step, last epoch, after the last
+    step) and resumed; each run's model comes in training or eval mode ("eval": all three in eval)."""
     batch_size = draw.randint(4, 8)
     n = batch_size * draw.randint(3, 5) + draw.randint(1, batch_size - 1)  # a smaller last batch
     per_epoch = -(-n // batch_size)
     total = per_epoch * draw.randint(2, 3) + draw.randint(1, per_epoch - 1)
     stop = {"mid": per_epoch * draw.randint(0, 1) + draw.randint(2, per_epoch - 1),
             "epoch_end": per_epoch * draw.randint(1, 2), "first": 1,
-            "last_epoch": total - draw.randint(1, 2)}[where]
+            "last_epoch": total - draw.randint(1, 2), "end": total, "eval": per_epoch + draw.randint(1, per_epoch - 1)}[where]
+    modes = [False] * 3 if where == "eval" else [bool(draw.randint(0, 1)) for _ in range(3)]
     data = (draw.randn(n, draw.randint(3, 6)), torch.randint(0, 3, (n,), generator=draw.gen), draw.randint(8, 16))
     init, loader_seed, seed = draw.randint(0, 1000), draw.randint(0, 1000), draw.randint(0, 2**31)
     tag = draw.randint(0, 10**9)
     _seed_all(seed)
-    straight = _resumable_run(draw, data, batch_size, init, loader_seed)
-    ns["train_resumable"](*straight, total, folder / f"never{tag}.pt")
+    straight = _resumable_run(draw, data, batch_size, init, loader_seed, modes[0])
+    _train_capped(ns["train_resumable"], straight, total, folder / f"never{tag}.pt")
     obs: dict = {"straight": _final_state(straight), "stop": stop, "total": total}
     _seed_all(seed)
-    first = _resumable_run(draw, data, batch_size, init, loader_seed)
+    first = _resumable_run(draw, data, batch_size, init, loader_seed, modes[1])
     path = folder / f"ckpt{tag}.pt"
-    ns["train_resumable"](*first, total, path, stop_at=stop)
+    _train_capped(ns["train_resumable"], first, total, path, stop_at=stop)
     obs["at_stop"] = _final_state(first)
     obs["weights_only_load"] = outcome(_load_safely, path)
     _seed_all(draw.randint(0, 2**31))  # a new process: other RNG states, weights and loader seed
-    resumed = _resumable_run(draw, data, batch_size, draw.randint(1001, 2000), draw.randint(1001, 2000))
-    obs["resume"] = outcome(ns["train_resumable"], *resumed, total, path)
+    resumed = _resumable_run(draw, data, batch_size, draw.randint(1001, 2000), draw.randint(1001, 2000), modes[2])
+    obs["resume"] = outcome(_train_capped, ns["train_resumable"], resumed, total, path)
     obs["resumed"] = _final_state(resumed)
     return obs
 
 
 @probe("test_checkpoint")
 def checkpoint(ns: Namespace, draw: Draw) -> list:
-    """train_resumable: stopping mid-epoch, at an epoch's end, after step 1 or in the last epoch, then resuming, ends bitwise like one run"""
+    """train_resumable: stopping mid-epoch, at an epoch's end, after step 1, in the last epoch or after the last step, then resuming, ends bitwise like one run; models given in eval mode"""
     with tempfile.TemporaryDirectory() as tmp:
-        return [_resume_case(ns, draw, Path(tmp), where) for where in ("mid", "epoch_end", "first", "last_epoch", "mid")]
+        return [_resume_case(ns, draw, Path(tmp), where)
+                for where in ("mid", "epoch_end", "first", "last_epoch", "end", "eval")]
 
 
 class _Augmented(torch.utils.data.Dataset):
@@ -254,7 +293,7 @@ def _loader_epoch(ns: Namespace, draw: Draw, seed: int, workers: int, n: int, ba
 def make_loader(ns: Namespace, draw: Draw) -> list:
     """make_loader: batch order and augmentation for given seeds, with and without workers"""
     cases = []
-    for workers in (0, 0, 2):
+    for workers in (0, 1, 2, 0):  # one worker: reseeded too (not only when there are several)
         n, batch_size = draw.randint(8, 24), draw.randint(2, 4)
         seed, other = draw.randint(0, 10**6), draw.randint(0, 10**6)
         cases.append([_loader_epoch(ns, draw, s, workers, n, batch_size) for s in (seed, seed, other)])
