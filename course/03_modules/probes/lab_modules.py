@@ -418,8 +418,11 @@ _BUGGY = {
     # "after": cleared after each step only, so the gradients left by earlier code reach the first step
     "no_zero_grad": [("", "train", "never", "logits"), ("", "train", "once", "logits"),
                      ("", "train", "after", "logits")],
+    # "none": never switches modes (the model comes in eval mode, so it trains in eval mode);
+    # "eval_after_first": eval mode from the second batch on (a mid-epoch evaluation that stays)
     "eval_mode": [("", "eval", "zero_first", "logits"), ("", "eval_then_train", "zero_first", "logits"),
-                  ("", "train_false", "model_zero", "logits")],
+                  ("", "train_false", "model_zero", "logits"), ("", "none", "zero_first", "logits"),
+                  ("", "eval_after_first", "model_zero", "logits")],
     "softmax_loss": [("", "train", "zero_first", "softmax"), ("", "train", "model_zero", "module_softmax")],
 }
 
@@ -434,7 +437,7 @@ def _training_epoch(spec: tuple) -> object:
             model.eval()
         elif mode == "train_false":
             model.train(False)
-        else:
+        elif mode != "none":
             model.train()
         if zero == "once":
             optimizer.zero_grad()
@@ -454,6 +457,8 @@ def _training_epoch(spec: tuple) -> object:
             optimizer.step()
             if zero in ("zero_both", "after"):
                 optimizer.zero_grad()
+            if mode == "eval_after_first":
+                model.eval()
         if mode == "eval_then_train":
             model.train()
 
@@ -463,7 +468,7 @@ def _training_epoch(spec: tuple) -> object:
 
 @probe("test_diagnose")
 def diagnose(ns: Namespace, draw: Draw) -> list:
-    """diagnose: the label of every drawn training epoch (each way of writing no bug, zero_grad missing or after the step only, eval mode, softmax into cross_entropy)"""
+    """diagnose: the label of every drawn training epoch (each way of writing no bug, zero_grad missing or after the step only, eval mode from the start, part-way or never leaving it, softmax into cross_entropy)"""
     specs = [(label, spec) for label, options in _BUGGY.items() for spec in options]
     draw.random.shuffle(specs)
     return [outcome(ns["diagnose"], _training_epoch(spec)) for _, spec in specs]
