@@ -38,7 +38,8 @@ STORE_METHODS = ("set", "get", "add", "append", "compare_set", "multi_get", "mul
 
 RANK_SOURCE = '''
 def average_gradients_ranks(cases: list) -> list:
-    """Per case: one backward on rank-specific data (frozen and unused parameters), average_gradients."""
+    """Per case: one backward on rank-specific data (frozen and unused parameters), average_gradients; and
+    the gradient tensors held before the call, read after it (in place: they hold the mean)."""
     rank = dist.get_rank()
     observed = []
     for seed, n_in, hidden, n_out, batch in cases:
@@ -48,9 +49,11 @@ def average_gradients_ranks(cases: list) -> list:
         model = nn.ModuleDict({"used": used, "frozen": frozen, "unused": unused})
         x = torch.randn(batch, n_in, generator=torch.Generator().manual_seed(seed + 7919 * (rank + 1)))
         frozen(torch.tanh(used(x))).pow(2).sum().backward()
+        held = {name: p.grad for name, p in model.named_parameters()}
         average_gradients(model)
         observed.append({"grads": {name: (None if p.grad is None else p.grad.clone())
                                    for name, p in model.named_parameters()},
+                         "held": {name: (None if g is None else g.clone()) for name, g in held.items()},
                          "params": {name: p.detach().clone() for name, p in model.named_parameters()}})
     return observed
 
@@ -61,8 +64,10 @@ def ring_ranks(cases: list) -> list:
     channels = {**collective_methods(), **methods(Store, STORE_METHODS), "open": open, "os.open": os.open,
                 "socket.socket": socket.socket}
     observed = []
-    for shape, dtype, seed, fill in cases:
-        x = torch.randn(shape, generator=torch.Generator().manual_seed(seed + 104729 * rank), dtype=dtype)
+    for shape, dtype, seed, fill, transposed in cases:
+        g = torch.Generator().manual_seed(seed + 104729 * rank)
+        x = torch.randn(shape[::-1], generator=g, dtype=dtype).permute(*reversed(range(len(shape)))) if transposed \
+            else torch.randn(shape, generator=g, dtype=dtype)
         with forbidden(aten=COLLECTIVES, allow=POINT_TO_POINT, calls=channels) as seen:
             out = ring_all_reduce(x)
         input_after_call = x.clone()
@@ -157,7 +162,7 @@ def on_every_world(ns: Namespace, name: str, student_fn: str, cases_for: Callabl
 
 @probe("test_average_gradients", contracts=False)
 def average_gradients(ns: Namespace, draw: Draw) -> list:
-    """average_gradients on real ranks: mean gradients, frozen and unused parameters left without one"""
+    """average_gradients on real ranks: mean gradients in place, frozen and unused parameters left without one"""
     def cases(world: int) -> list:
         return [(draw.randint(0, 10**6), draw.randint(1, 6), draw.randint(1, 8), draw.randint(1, 4), draw.randint(1, 9))
                 for _ in range(3)]
@@ -179,7 +184,7 @@ def ring_shape(draw: Draw, numel: int) -> tuple[int, ...]:
 
 @probe("test_ring_all_reduce", contracts=False, forbid=RING_FORBIDS)
 def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
-    """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, point-to-point calls only"""
+    """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, point-to-point calls only, non-contiguous inputs"""
     def cases(world: int) -> list:
         # fewer elements than ranks (empty chunks), a multiple of the world size, one more, and larger odd sizes
         sizes = [draw.randint(1, world - 1), world * draw.randint(1, 6), world * draw.randint(1, 6) + 1,
@@ -187,8 +192,12 @@ def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
         dtypes = [draw.choice([torch.float32, torch.float64]) for _ in sizes]
         wide, narrow = draw.random.sample(range(len(sizes)), 2)
         dtypes[wide], dtypes[narrow] = torch.float64, torch.float32  # both in every world, whatever the draws
-        return [(ring_shape(draw, n), dtype, draw.randint(0, 10**6), float(draw.randint(100, 999)))
-                for n, dtype in zip(sizes, dtypes, strict=True)]
+        drawn = [(ring_shape(draw, n), dtype, draw.randint(0, 10**6), float(draw.randint(100, 999)), False)
+                 for n, dtype in zip(sizes, dtypes, strict=True)]
+        # a non-contiguous input: a transposed matrix (no dimension of size 1)
+        shape = (draw.randint(2, 7), draw.randint(2, 7))
+        return [*drawn, (shape, draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
+                         float(draw.randint(100, 999)), True)]
 
     return on_every_world(ns, "ring_ranks", "ring_all_reduce", cases)
 
@@ -225,10 +234,36 @@ def drop_last_case(draw: Draw) -> dict[str, Any]:
             "seed": draw.randint(0, 200), "shuffle": bool(draw.randint(0, 1)), "drop_last": True}
 
 
+SHARD_OPTIONS = ("epoch", "seed", "shuffle", "drop_last")
+
+
+def defaults_case(draw: Draw, passed: tuple[str, ...]) -> dict[str, Any]:
+    """Only ``passed`` of the optional arguments given, each at a value other than its default; the rest
+    left to the signature's defaults. ``n`` does not divide by the world size and holds at least two items
+    per rank, so drop_last changes the shard's length and a seed or epoch one off changes its order."""
+    world_size = draw.randint(2, 6)
+    case: dict[str, Any] = {"n": world_size * draw.randint(2, 6) + draw.randint(1, world_size - 1),
+                            "world_size": world_size, "rank": draw.randint(0, world_size - 1)}
+    given = {"epoch": draw.randint(1, 6), "seed": draw.randint(1, 200), "shuffle": False, "drop_last": True}
+    return case | {key: given[key] for key in passed}
+
+
+def empty_dataset_case(draw: Draw, shuffle: bool, drop_last: bool) -> dict[str, Any]:
+    """An empty dataset (n = 0): the sampler yields nothing on every rank, with or without shuffling."""
+    world_size = draw.randint(1, 6)
+    return {"n": 0, "world_size": world_size, "rank": draw.randint(0, world_size - 1), "epoch": draw.randint(0, 6),
+            "seed": draw.randint(0, 200), "shuffle": shuffle, "drop_last": drop_last}
+
+
 @probe("test_shard_indices", forbid=("DistributedSampler",))
 def shard_indices(ns: Namespace, draw: Draw) -> list:
     """shard_indices on random sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last, without DistributedSampler or the global RNG"""
     cases = [short_dataset_case(draw, k % 2 == 0) for k in range(8)] + [drop_last_case(draw) for _ in range(8)]
+    # the signature's defaults: none passed, one at a time, and drawn subsets
+    subsets = [(), *((key,) for key in SHARD_OPTIONS)]
+    subsets += [tuple(key for key in SHARD_OPTIONS if draw.randint(0, 1)) for _ in range(6)]
+    cases += [defaults_case(draw, passed) for passed in subsets]
+    cases += [empty_dataset_case(draw, shuffle, drop_last) for shuffle in (False, True) for drop_last in (False, True)]
     cases += [shard_case(draw) for _ in range(60)]
     # The caller's global RNG seed during each call: drawn (a constant could be restored by name), and
     # above every case's seed (those stay below 300).
@@ -247,16 +282,22 @@ def _without_sampler(fn: Callable, case: dict[str, Any], global_seed: int) -> di
     return {"indices": got, "violations": seen.violations, "global_rng_next": global_rng_next}
 
 
+POISONS = ("inf", "nan", "bias-inf", "one-inf")
+
+
 def scaler_schedule(draw: Draw, steps: int) -> dict[int, str]:
-    """Steps to poison: always one inf gradient on the last layer's bias only, plus inf/NaN losses or more."""
-    chosen = draw.random.sample(range(steps), draw.randint(2, 3))
-    schedule = {chosen[0]: "bias-inf"}
-    schedule.update({step: draw.choice(["inf", "nan", "bias-inf"]) for step in chosen[1:]})
+    """Steps to poison: always one inf gradient on the last layer's bias only, and one inf element in a
+    gradient that is neither the last one nor a single element ("one-inf"), plus inf/NaN losses or more."""
+    chosen = draw.random.sample(range(steps), draw.randint(2, 4))
+    schedule = {chosen[0]: "bias-inf", chosen[1]: "one-inf"}
+    schedule.update({step: draw.choice(POISONS) for step in chosen[2:]})
     return schedule
 
 
-def poisoned_loss(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, kind: str | None) -> tuple:
-    """The step's loss, made non-finite as ``kind`` says; a hook handle to remove for ``bias-inf``."""
+def poisoned_loss(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, kind: str | None,
+                  victim: tuple[torch.Tensor, int]) -> tuple:
+    """The step's loss, made non-finite as ``kind`` says; a hook handle to remove for ``bias-inf`` and
+    ``one-inf`` (element ``victim[1]`` of ``victim[0]``'s gradient made inf, the others kept)."""
     loss = F.mse_loss(model(x), y)
     if kind == "inf":
         return loss * float("inf"), None
@@ -264,26 +305,57 @@ def poisoned_loss(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, kind: 
         return loss + float("nan"), None
     if kind == "bias-inf":
         return loss, model[-1].bias.register_hook(lambda grad: grad * float("inf"))
+    if kind == "one-inf":
+        param, index = victim
+        mask = torch.ones(param.numel())
+        mask[index] = float("inf")
+        return loss, param.register_hook(lambda grad: grad * mask.view_as(grad))
     return loss, None
 
 
-def scaled_run(ns: Namespace, draw: Draw, groups: int = 1) -> list:
+SCALER_LAYOUTS = ("one", "first-apart", "per-layer", "shuffled")
+
+
+def param_groups(draw: Draw, model: nn.Sequential, layout: str, spare: nn.Linear | None) -> list[dict]:
+    """The optimizer's parameter groups, laid out as ``layout`` says, each with its own learning rate and
+    momentum (beside the optimizer's defaults); ``spare``'s parameters (never used: no gradient) join them."""
+    params = list(model.parameters()) + ([] if spare is None else list(spare.parameters()))
+    if layout == "one":
+        split = [params]
+    elif layout == "first-apart":
+        split = [params[:2], params[2:]]
+    elif layout == "per-layer":
+        split = [params[k:k + 2] for k in range(0, len(params), 2)]
+    else:  # shuffled, then cut into 2 or 3 groups that are not empty
+        params = draw.random.sample(params, len(params))
+        cuts = sorted(draw.random.sample(range(1, len(params)), draw.randint(1, 2)))
+        split = [params[a:b] for a, b in zip([0, *cuts], [*cuts, len(params)], strict=True)]
+    return [{"params": group, "lr": draw.choice([0.01, 0.02, 0.05]), "momentum": draw.choice([0.0, 0.5, 0.9])}
+            for group in split]
+
+
+def scaled_run(ns: Namespace, draw: Draw, layout: str, spare: bool) -> list:
     """One run of scaled_step: per step its return value, the state, the parameters and (clean steps)
-    gradients; the optimizer has ``groups`` parameter groups (2: the first layer in a group of its own)."""
+    gradients; the optimizer's parameter groups laid out as ``layout`` says, with a layer that never runs
+    among them when ``spare``."""
     steps, seed = draw.randint(5, 9), draw.randint(0, 10**6)
     schedule = scaler_schedule(draw, steps)
     torch.manual_seed(seed)
     width = draw.randint(3, 9)
     model = nn.Sequential(nn.Linear(4, width), nn.ReLU(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1))
-    rest = [p for layer in list(model)[1:] for p in layer.parameters()]
-    optimizer = torch.optim.SGD(model.parameters() if groups == 1 else
-                                [{"params": model[0].parameters()}, {"params": rest, "lr": 0.02}], lr=0.05, momentum=0.5)
+    groups = param_groups(draw, model, layout, nn.Linear(width, 2) if spare else None)
+    optimizer = torch.optim.SGD(groups, lr=0.05, momentum=0.5)
+    # one-inf's victim: a parameter with a gradient, of more than one element, not the last one visited
+    used = {id(p) for p in model.parameters()}
+    order = [p for group in optimizer.param_groups for p in group["params"] if id(p) in used]
+    victim = draw.choice([p for p in order[:-1] if p.numel() > 1])
+    victim_element = draw.randint(0, victim.numel() - 1)
     state = {"scale": float(2 ** draw.randint(4, 14)), "good_steps": 0, "growth_interval": draw.randint(1, 3)}
     g = torch.Generator().manual_seed(seed + 1)
     observed = []
     for step in range(steps):
         x, y = torch.randn(16, 4, generator=g), torch.randn(16, 1, generator=g)
-        loss, handle = poisoned_loss(model, x, y, schedule.get(step))
+        loss, handle = poisoned_loss(model, x, y, schedule.get(step), (victim, victim_element))
         optimizer.zero_grad()
         stepped = outcome(ns["scaled_step"], loss, optimizer, state)
         if handle is not None:
@@ -297,8 +369,10 @@ def scaled_run(ns: Namespace, draw: Draw, groups: int = 1) -> list:
 
 @probe("test_scaled_step")
 def scaled_step(ns: Namespace, draw: Draw) -> list:
-    """scaled_step over several steps with overflows: return value, scale, growth, parameters, unscaled gradients, two parameter groups"""
-    return [scaled_run(ns, draw, groups) for groups in (1, 2, 1, 2)]
+    """scaled_step over several steps with overflows: return value, scale, growth, parameters, unscaled gradients, parameter groups"""
+    # every layout of the parameter groups in every draw; a parameter without a gradient in two of them at least
+    return [scaled_run(ns, draw, layout, spare) for layout, spare in
+            zip(SCALER_LAYOUTS, (bool(draw.randint(0, 1)), True, bool(draw.randint(0, 1)), True), strict=True)]
 
 
 @probe("test_accumulate_with_no_sync", contracts=False)
@@ -340,38 +414,75 @@ def global_batch_gradients(ns: Namespace, draw: Draw) -> dict:
     return on_every_world(ns, "digits_ranks", "global_batch_gradients", cases)
 
 
+TRACE_OPS = ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier")
+FAULTS = ("missing", "extra", "op", "shape", "shape+op", "late")
+
+
+def add_fault(draw: Draw, traces: list[list], kind: str) -> None:
+    """One fault of ``kind`` on 1 to W-1 drawn ranks (one rank when W is 1), at a drawn step."""
+    world, longest = len(traces), max(len(t) for t in traces)
+    if not longest:  # a single rank whose log an earlier fault emptied
+        return
+    step = draw.randint(0, longest - 1)
+    for victim in draw.random.sample(range(world), draw.randint(1, max(1, world - 1))):
+        trace = traces[victim]
+        if step >= len(trace):  # an earlier fault cut this rank short: a call past its end
+            trace.append((draw.choice(TRACE_OPS), (draw.randint(1, 5),)))
+        elif kind == "missing":
+            del trace[step:]
+        elif kind == "extra":
+            trace.append(("all_reduce", (draw.randint(1, 4),)))
+        elif kind == "op":
+            trace[step] = (draw.choice([o for o in TRACE_OPS if o != trace[step][0]]), trace[step][1])
+        elif kind in ("shape", "shape+op") and trace[step][0] != "barrier":
+            trace[step] = (trace[step][0], (*trace[step][1], draw.randint(2, 4)))
+            if kind == "shape+op" and step + 1 < len(trace):
+                trace[step + 1] = ("barrier" if trace[step + 1][0] != "barrier" else "all_reduce", (3,))
+        elif kind == "late" and step + 1 < len(trace):
+            trace[step + 1], trace[step] = trace[step], trace[step + 1]
+
+
 def call_trace(draw: Draw, world: int) -> list:
-    """Per-rank collective call sequences, identical or with one first fault of a drawn kind at a drawn step."""
-    ops = ["all_reduce", "broadcast", "all_gather", "reduce_scatter", "barrier"]
-    length = draw.randint(1, 6)
+    """Per-rank collective call sequences: identical, or with 1 to 3 faults of drawn kinds at drawn steps,
+    on drawn ranks (faults combine: an op and a shape fault at one position, a missing call after an
+    earlier mismatch)."""
     common = []
-    for _ in range(length):
-        op = draw.choice(ops)
+    for _ in range(draw.randint(1, 6)):
+        op = draw.choice(TRACE_OPS)
         common.append((op, ()) if op == "barrier" else (op, tuple(draw.randint(1, 5) for _ in range(draw.randint(1, 2)))))
     traces = [list(common) for _ in range(world)]
-    fault = draw.choice(["none", "missing", "extra", "op", "shape", "shape+op", "late"])
-    step = draw.randint(0, length - 1)
-    victims = draw.random.sample(range(world), draw.randint(1, max(1, world - 1)))
-    for victim in victims:
-        trace = traces[victim]
-        if fault == "missing":
-            del trace[step:]
-        elif fault == "extra":
-            trace.append(("all_reduce", (draw.randint(1, 4),)))
-        elif fault == "op":
-            trace[step] = (draw.choice([o for o in ops if o != trace[step][0]]), trace[step][1])
-        elif fault in ("shape", "shape+op") and trace[step][0] != "barrier":
-            trace[step] = (trace[step][0], (*trace[step][1], draw.randint(2, 4)))
-            if fault == "shape+op" and step + 1 < len(trace):
-                trace[step + 1] = ("barrier" if trace[step + 1][0] != "barrier" else "all_reduce", (3,))
-        elif fault == "late" and step + 1 < len(trace):
-            trace[step + 1], trace[step] = trace[step], trace[step + 1]
+    for _ in range(draw.choice([0, 1, 1, 2, 2, 3])):
+        add_fault(draw, traces, draw.choice(FAULTS))
+    return traces
+
+
+OK_CALLS = [("all_reduce", (2,)), ("broadcast", (3,)), ("all_gather", (4, 2))]
+# Faults combined, one case each, whatever the draws: (rank, position) -> the call made there, "gone" for a
+# log that ends before it.
+COMBINED_FAULTS = (
+    {(1, 1): ("all_gather", (3,)), (2, 1): ("broadcast", (5,))},  # op on one rank, shape on another: op
+    {(1, 1): ("all_gather", (5,))},  # op and shape on one rank at one position: op
+    {(1, 0): ("all_reduce", (7,)), (2, 1): "gone"},  # a shape mismatch, then a missing call: the shape's
+    {(1, 1): ("barrier", ()), (2, 2): "gone"},  # an op mismatch, then a missing call: the op's
+    {(1, 1): "gone", (2, 1): ("all_gather", (3,))},  # missing and op at one position: missing
+    {(0, 2): ("all_gather", (4, 3)), (2, 2): ("all_gather", (4, 3))},  # shape on two ranks that agree
+)
+
+
+def combined_case(faults: dict) -> list:
+    """Three ranks' logs of ``OK_CALLS`` with ``faults`` applied."""
+    traces = [list(OK_CALLS) for _ in range(3)]
+    for (rank, position), call in faults.items():
+        if call == "gone":
+            del traces[rank][position:]
+        else:
+            traces[rank][position] = call
     return traces
 
 
 @probe("test_first_mismatch")
 def first_mismatch(ns: Namespace, draw: Draw) -> list:
-    """first_mismatch on drawn per-rank call traces of 1 to 5 ranks: every kind of fault, at every step, and none"""
+    """first_mismatch on drawn per-rank call traces of 1 to 5 ranks: every kind of fault, at every step, combined, and none"""
     traces = [call_trace(draw, world) for world in (1, 2, 3, 4, 5) for _ in range(12)]
     traces += [[[("all_reduce", (2,))], [("all_reduce", (2,))], []], [[], [], []], [[("barrier", ())]] * 2,
                [[("all_reduce", (2,)), ("broadcast", (3,))], [("broadcast", (3,)), ("all_reduce", (2,))]],
@@ -380,5 +491,5 @@ def first_mismatch(ns: Namespace, draw: Draw) -> list:
                 [("all_reduce", (2,))]],
                [[("all_reduce", (2,)), ("broadcast", (3,))], [("all_reduce", (2,))],
                 [("all_reduce", (2,)), ("broadcast", (4,))]]]
+    traces += [combined_case(faults) for faults in COMBINED_FAULTS]
     return [outcome(ns["first_mismatch"], [list(trace) for trace in t]) for t in traces]
-
