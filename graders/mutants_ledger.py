@@ -2,7 +2,8 @@
 
 ``course/<chapter>/probes/<lab>.mutants.json``: each exercise's hash and, per mutant id, its verdict
 (killed, survived, stillborn) and hash. An exercise's hash covers its solution cell, its test cells,
-the probe file and the grader files that decide verdicts (:data:`VERDICT_FILES`); a mutant's covers
+the probe file, the grader files that decide verdicts (:data:`VERDICT_FILES`) and the other grader
+modules that probe file imports (:func:`probe_helpers`); a mutant's covers
 that and its own text. A mutant whose recorded hash is not the current one is stale: ``labs check
 --mutants`` grades it again, and nothing else.
 
@@ -14,6 +15,7 @@ No sandbox and no grading here: this module reads, writes and judges (:func:`sco
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -73,10 +75,25 @@ def verdict_sources() -> str:
     return "".join(f"{name}\n{(GRADERS / name).read_text(encoding='utf-8')}" for name in VERDICT_FILES)
 
 
+def probe_helpers(probes: str) -> str:
+    """The grader modules a probe file imports beyond :data:`VERDICT_FILES` (``graders.draws``), as one
+    text: they decide that lab's inputs, so their change makes only the labs that use them stale."""
+    names = set()
+    for node in ast.walk(ast.parse(probes)):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    files = sorted(f"{name.split('.')[1]}.py" for name in names if name.startswith("graders.") and name.count(".") == 1)
+    return "".join(f"{file}\n{(GRADERS / file).read_text(encoding='utf-8')}" for file in files
+                   if file not in VERDICT_FILES and (GRADERS / file).is_file())
+
+
 def exercises(lab: Path) -> list[Exercise]:
     """Each graded exercise of a lab with its mutants, in notebook order."""
     nb = nbformat.read(lab, as_version=4)
-    probes, graders = probes_file(lab).read_text(encoding="utf-8"), verdict_sources()
+    probes = probes_file(lab).read_text(encoding="utf-8")
+    graders = verdict_sources() + probe_helpers(probes)
     cells = {nbgrader_meta(c).get("grade_id"): c.source for c in nb.cells if c.cell_type == "code"}
     found = []
     for grade_id, tests in exercise_tests(nb).items():

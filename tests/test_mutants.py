@@ -209,3 +209,11 @@ def test_current_results_are_judged_without_a_sandbox(lab: Path, tmp_path: Path,
     (report,) = mutants_run.check_mutants([lab.parent], tmp_path, 1)
     assert report.graded == 0 and [s.exercise for s in report.scores] == [e.grade_id for e in report.exercises]
     assert sum(s.mutants for s in report.scores) == len(ledger.read_results(lab))
+
+
+def test_a_probe_files_own_grader_imports_are_in_its_hash() -> None:
+    """graders.draws decides the inputs of the labs whose probes import it, and only theirs."""
+    assert ledger.probe_helpers("from graders.probing import probe\nfrom graders.rules import forbidden\n") == ""
+    with_draws = ledger.probe_helpers("import torch\nfrom graders.draws import examples\n")
+    assert with_draws.startswith("draws.py\n") and "def examples" in with_draws
+    assert ledger.probe_helpers("import graders.draws\n") == with_draws
