@@ -16,6 +16,8 @@ def train_resumable(model, optimizer, scheduler, loader, total_steps, path, stop
     seen = 0
     while seen < total_steps:
         for x, y in loader:
+            if seen == total_steps:  # resumed from a checkpoint after the last step: nothing is left
+                return
             seen += 1
             if seen <= done:
                 continue
