@@ -22,6 +22,7 @@ from graders.coursedir import (
 )
 from labs import copies, lint_rules
 from labs.lint_rules import Problem, assigned_names
+from labs.lint_stated_rules import stated_rules_enforced
 from labs.notebooks import BadInput, read
 from labs.run import skips
 
@@ -55,7 +56,7 @@ def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     problems += lint_rules.apply(lint_rules.NOTEBOOK_RULES, path, nb)
     if is_lab(path):
         problems += _lab_has_probes(path, nb) + _copied_solutions(path, nb)
-        problems += lint_rules.apply(lint_rules.LAB_RULES, path, nb)
+        problems += lint_rules.apply(lint_rules.LAB_RULES, path, nb) + stated_rules_enforced(path, nb)
     else:
         problems += _lesson_exercises(path, nb) + lint_rules.apply(lint_rules.LESSON_RULES, path, nb)
     return problems

@@ -47,6 +47,8 @@ def _mutated(tmp_path: Path, change) -> Path:
     nbformat.write(nb, path)
     (tmp_path / "probes").mkdir(exist_ok=True)
     shutil.copy2(FIXTURES / "course" / "fx_basic" / "probes" / "lab_basic.py", tmp_path / "probes" / "lab_x.py")
+    shutil.copy2(FIXTURES / "course" / "fx_basic" / "probes" / "lab_basic.rules.toml",
+                 tmp_path / "probes" / "lab_x.rules.toml")
     return path
 
 
@@ -211,3 +213,26 @@ def test_probes_need_docstrings_and_myths_an_experiment_then_a_rule(tmp_path: Pa
     nb.cells += [nbformat.v4.new_code_cell("assert True"), nbformat.v4.new_markdown_cell("**Rule:** they do not.")]
     nbformat.write(nb, lesson)
     assert lint([lesson]) == []
+
+
+def test_every_rule_a_prompt_states_is_mapped_to_what_enforces_it(tmp_path: Path):
+    """A rule sentence without an entry, an entry the probes do not back, and a stale entry: one line each."""
+    def say(nb):
+        nb.cells[4].source = nb.cells[4].source.replace(
+            "(t unchanged).", "(t unchanged). Never call `torch.mul`. The function must be **iterative**.")
+
+    path = _mutated(tmp_path, say)
+    rules = tmp_path / "probes" / "lab_x.rules.toml"
+    messages = [p.message for p in lint([path])]
+    assert sum("does not map to its enforcement" in m for m in messages) == 2, messages
+    rules.write_text(rules.read_text() + '"Never call `torch.mul`" = "forbid"\n"must be **iterative**" = "iterative"\n'
+                     '"t is returned as is" = "contract"\n')
+    messages = [p.message for p in lint([path])]
+    assert any("'Never call `torch.mul`' = 'forbid': no probe of the exercise declares forbid" in m for m in messages)
+    assert any("declares iterative=True" in m for m in messages)
+    assert any("'t is returned as is': no rule sentence of the exercise says this any more" in m for m in messages)
+    probes = tmp_path / "probes" / "lab_x.py"
+    probes.write_text(probes.read_text().replace('@probe("test_scale"', '@probe("test_scale", iterative=True, '
+                                                                        'forbid=("mul",)'))
+    rules.write_text(rules.read_text().replace('"t is returned as is" = "contract"\n', ""))
+    assert not [p for p in lint([path]) if "rules.toml" in str(p) or "enforcement" in p.message]
