@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from hypothesis import strategies as st
 
+from graders.draws import examples
 from graders.probing import Draw, Namespace, outcome, probe
 from graders.rules import forbidden
 
@@ -168,6 +170,26 @@ def _order_seen(backward_order: Callable, output: torch.Tensor) -> dict:
             "violations": seen.violations}
 
 
+OPS = ("add", "mul", "sub", "sin", "exp", "const", "square")
+
+
+def _op(draw: Draw, op: str, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """One node of a drawn graph: ``op`` of ``a`` (and ``b``); "const" multiplies by a tensor without grad."""
+    if op == "add":
+        return a + b
+    if op == "mul":
+        return a * b
+    if op == "sub":
+        return b - a
+    if op == "sin":
+        return a.sin()
+    if op == "exp":
+        return (a * 0.1).exp()
+    if op == "const":
+        return a * draw.randn(2)
+    return a * a
+
+
 def _chained_graph(draw: Draw, ops: int) -> torch.Tensor:
     """A graph whose only valid backward order is unique: every op consumes the previous result.
 
@@ -175,25 +197,10 @@ def _chained_graph(draw: Draw, ops: int) -> torch.Tensor:
     or a constant without grad (a None edge); so the nodes form one chain plus extra edges that
     all point down it.
     """
-    x = draw.randn(2).requires_grad_()
-    pool = [x]
+    pool = [draw.randn(2).requires_grad_()]
     for _ in range(ops):
         prev, other = pool[-1], draw.choice(pool)
-        op = draw.choice(["add", "mul", "sub", "sin", "exp", "const", "square"])
-        if op == "add":
-            pool.append(prev + other)
-        elif op == "mul":
-            pool.append(prev * other)
-        elif op == "sub":
-            pool.append(other - prev)
-        elif op == "sin":
-            pool.append(prev.sin())
-        elif op == "exp":
-            pool.append((prev * 0.1).exp())
-        elif op == "const":
-            pool.append(prev * draw.randn(2))
-        else:
-            pool.append(prev * prev)
+        pool.append(_op(draw, draw.choice(OPS), prev, other))
     return pool[-1].sum()
 
 
@@ -212,11 +219,46 @@ def _fixed_graphs(draw: Draw) -> list[torch.Tensor]:
     return [skewed, square, chain.sum(), branchy.sum()]
 
 
+# Any graph: 1-3 leaves, then ops each reading one or two earlier tensors (any, not only the newest), the
+# output summing 1-4 of them. Drawn this way, graphs have diamonds, fan-in and fan-out, leaves reached by
+# several paths, constants (a None edge) and ops the output never reaches, so most have many valid orders.
+GRAPHS = st.tuples(st.integers(1, 3),
+                   st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 40), st.integers(0, 40)), max_size=30),
+                   st.lists(st.integers(0, 40), min_size=1, max_size=4))
+
+
+def _dag(draw: Draw, spec: tuple) -> torch.Tensor:
+    """The graph ``spec`` (see GRAPHS) describes, on values from the draw."""
+    leaves, ops, heads = spec
+    pool = [draw.randn(2).requires_grad_() for _ in range(leaves)]
+    for op, i, j in ops:
+        pool.append(_op(draw, op, pool[i % len(pool)], pool[j % len(pool)]))
+    return sum(pool[k % len(pool)].sum() for k in heads)
+
+
+def _valid_order_seen(backward_order: Callable, output: torch.Tensor) -> dict:
+    """Whether backward_order's list is a valid order (each reachable node once, after every node that
+    consumes it), without asking for one order among the many a drawn graph allows."""
+    index = _node_index(output)
+    with forbidden(recursion=True) as seen:
+        order = outcome(backward_order, output)
+    if not isinstance(order, list | tuple):
+        return {"type": type(order).__name__, "violations": seen.violations}
+    position = {node: at for at, node in enumerate(order) if node in index}
+    consumed_before = all(position[node] < position.get(nxt, len(order)) for node in position
+                          for nxt, _ in node.next_functions if nxt is not None)
+    return {"type": type(order).__name__, "count": len(order), "unknown": sum(node not in index for node in order),
+            "each_once": len(position) == len(order) == len(index), "consumers_first": consumed_before,
+            "violations": seen.violations}
+
+
 @probe("test_backward_order", iterative=True)
 def backward_order(ns: Namespace, draw: Draw) -> list:
     """backward_order: every node once, each after all its consumers, also on deep graphs, iteratively"""
     outputs = _fixed_graphs(draw) + [_chained_graph(draw, draw.randint(5, 30)) for _ in range(15)]
-    return [outcome(_order_seen, ns["backward_order"], out) for out in outputs]
+    exact = [outcome(_order_seen, ns["backward_order"], out) for out in outputs]
+    return exact + [outcome(_valid_order_seen, ns["backward_order"], _dag(draw, spec))
+                    for spec in examples(draw, GRAPHS, 40)]
 
 
 def _penalty_seen(gradient_penalty: Callable, critic: torch.nn.Module, x: torch.Tensor) -> dict:

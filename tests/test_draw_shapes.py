@@ -1,0 +1,62 @@
+"""The probes' structured draws cover the shapes of their input space, not one family: checked on the
+draws themselves (no sandbox, no student code), for several salts."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from graders.probing import Draw
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def probes(chapter: str, lab: str) -> ModuleType:
+    """A lab's probe file, imported as a module."""
+    spec = importlib.util.spec_from_file_location(f"probes_{lab}", ROOT / "course" / chapter / "probes" / f"{lab}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def consumers(output: torch.Tensor) -> dict:
+    """Each node reachable from output.grad_fn -> how many edges reach it."""
+    counts, todo, seen = {output.grad_fn: 0}, [output.grad_fn], {output.grad_fn}
+    while todo:
+        for nxt, _ in todo.pop().next_functions:
+            if nxt is not None:
+                counts[nxt] = counts.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+    return counts
+
+
+def many_orders(output: torch.Tensor) -> bool:
+    """Whether the graph has more than one valid backward order (Kahn's queue ever holds two nodes)."""
+    pending, queue = consumers(output), [output.grad_fn]
+    while queue:
+        if len(queue) > 1:
+            return True
+        for nxt, _ in queue.pop().next_functions:
+            if nxt is not None:
+                pending[nxt] -= 1
+                if pending[nxt] == 0:
+                    queue.append(nxt)
+    return False
+
+
+@pytest.mark.parametrize("salt", [1, 2, 3])
+def test_backward_order_graphs_have_every_shape(salt: int) -> None:
+    lab = probes("01_autograd", "lab_autograd")
+    draw = Draw(salt, "test_backward_order")
+    graphs = [lab._dag(draw, spec) for spec in lab.examples(draw, lab.GRAPHS, 40)]
+    leaves = [sum(type(n).__name__ == "AccumulateGrad" for n in consumers(g)) for g in graphs]
+    assert min(leaves) == 1 and max(leaves) >= 2
+    assert any(max(consumers(g).values()) >= 2 for g in graphs)  # a node consumed twice
+    assert sum(many_orders(g) for g in graphs) >= 10
+    assert any(not many_orders(g) for g in graphs)  # the one-order boundary too
