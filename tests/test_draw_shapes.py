@@ -60,3 +60,21 @@ def test_backward_order_graphs_have_every_shape(salt: int) -> None:
     assert any(max(consumers(g).values()) >= 2 for g in graphs)  # a node consumed twice
     assert sum(many_orders(g) for g in graphs) >= 10
     assert any(not many_orders(g) for g in graphs)  # the one-order boundary too
+
+
+@pytest.mark.parametrize("salt", [1, 2, 3])
+def test_nan_node_faults_put_an_inf_before_a_nan_and_alone(salt: int) -> None:
+    lab = probes("01_autograd", "lab_autograd")
+    drawn = lab._fault_lists(Draw(salt, "test_nan_node"))
+
+    def kinds(terms: list[str]) -> list[str]:  # in the order backward meets them: the last term first
+        return [name.split("_")[-1] for name in reversed(terms)]
+
+    def inf_first(terms: list[str]) -> bool:
+        met = [k for k in kinds(terms) if k != "finite"]
+        return "nan" in met and met.index("inf") < met.index("nan") if "inf" in met else False
+
+    assert any(inf_first(terms) for terms in drawn)
+    assert any("inf" in kinds(terms) and "nan" not in kinds(terms) for terms in drawn)
+    assert any(kinds(terms).count("nan") >= 2 for terms in drawn)
+    assert len({tuple(terms) for terms in drawn}) >= 12  # the draws add lists of their own

@@ -421,8 +421,8 @@ def _nan_seen(nan_node: Callable, loss_fn: Callable, x: torch.Tensor, anomaly_on
 
 @probe("test_nan_node")
 def nan_node(ns: Namespace, draw: Draw) -> list:
-    """nan_node: the first backward node returning NaN (sqrt, log, pow, reciprocal, acos, chained sources),
-    None when every gradient is finite; x, x.grad, requires_grad and anomaly mode left as found"""
+    """nan_node: the first backward node returning NaN (sqrt, log, pow, reciprocal, acos, chained sources,
+    an inf before it), None when no gradient is NaN; x, x.grad, requires_grad and anomaly mode left as found"""
     fn = ns["nan_node"]
     k = draw.randint(2, 5)
 
@@ -452,4 +452,30 @@ def nan_node(ns: Namespace, draw: Draw) -> list:
         # (0 * log(t), t <= 0) is the first NaN, its first one (0 * exp(t)) is finite.
         (lambda t: torch.where(t > 0, torch.mul(t.log(), t.exp()), 0.0).sum(), mixed(n, f64)),
     ]
+    cases += [(_sum_of(terms), mixed(n, draw.choice([f32, f64]))) for terms in _fault_lists(draw)]
     return [_nan_seen(fn, loss_fn, x, anomaly_on=index % 3 == 1) for index, (loss_fn, x) in enumerate(cases)]
+
+
+# Losses that add up faults in any order: a NaN born in sqrt or log (masked), an inf born in sqrt or pow
+# at an exact 0 with no NaN after it, a finite term. The engine runs the later term's nodes first, so
+# drawn orders put an inf before a NaN, an inf alone (the answer is None), or several NaN sources.
+FAULT_TERMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "sqrt_nan": lambda t: torch.where(t > 0, t.sqrt(), 0.0).sum(),
+    "log_nan": lambda t: torch.where(t > 0, t.log(), 0.0).sum(),
+    "sqrt_inf": lambda t: t.clamp(min=0).sqrt().sum(),
+    "pow_inf": lambda t: t.clamp(min=0).pow(0.25).sum(),
+    "finite": lambda t: (t.sin() * t).sum(),
+}
+FAULTS = st.lists(st.sampled_from(sorted(FAULT_TERMS)), min_size=1, max_size=4)
+# The boundaries every run has: an inf met before the NaN, an inf and no NaN, two NaN sources.
+BOUNDARY_FAULTS = [["sqrt_nan", "pow_inf"], ["sqrt_inf"], ["log_nan", "finite", "sqrt_nan"]]
+
+
+def _fault_lists(draw: Draw) -> list[list[str]]:
+    """The boundary fault lists, then twelve drawn ones."""
+    return BOUNDARY_FAULTS + examples(draw, FAULTS, 12)
+
+
+def _sum_of(terms: list[str]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The loss that adds the terms named, created in that order."""
+    return lambda t: sum((FAULT_TERMS[name](t) for name in terms[1:]), FAULT_TERMS[terms[0]](t))
