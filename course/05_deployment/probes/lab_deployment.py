@@ -118,7 +118,7 @@ class _ExportSkew(torch.nn.Module):
 
 @probe("test_onnx_parity", rtol=1e-4, atol=1e-6)
 def onnx_parity(ns: Namespace, draw: Draw) -> dict:
-    """onnx_parity: max |diff| and argmax agreement over all inputs (run in onnxruntime), and the file at other batch sizes"""
+    """onnx_parity: max |diff| and argmax agreement over all inputs (run in onnxruntime, a one-row example too), and the file at other batch sizes"""
     n_in = draw.randint(8, 32)
     net = _ExportSkew(_mlp(draw, n_in, draw.randint(3, 10), draw.randint(16, 48))).eval()
     sizes = [draw.choice([4, 8])] + [draw.choice([1, 2, 3, 5, 6, 7, 9, 10, 11, 13]) for _ in range(draw.randint(2, 3))]
@@ -139,8 +139,15 @@ def onnx_parity(ns: Namespace, draw: Draw) -> dict:
         mixed = draw.randn(draw.randint(2, 6), n_in)
         mixed[0, 0], mixed[1, 0] = mixed[0, 0].abs() + 0.1, -mixed[1, 0].abs() - 0.1
         one_batch = outcome(ns["onnx_parity"], net, [mixed], os.path.join(tmp, "mixed.onnx"))
-    return {"returned": _pair(got), "one_mixed_batch": _pair(one_batch), "file_exists": exists,
-            "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
+        # An example of one row (the smallest batch a dynamic dim takes), then a larger batch, where no row
+        # changes class once exported: agreement 1 and a maximum difference far below 1 (only the
+        # 1e-3 * max|row| the export adds), so a running maximum that does not start at 0 shows.
+        single, larger = draw.randn(1, n_in), draw.randn(draw.randint(2, 9), n_in)
+        for x in (single, larger):
+            x[:, 0] = -x[:, 0].abs() - 0.1
+        one_row_example = outcome(ns["onnx_parity"], net, [single, larger], os.path.join(tmp, "single.onnx"))
+    return {"returned": _pair(got), "one_mixed_batch": _pair(one_batch), "one_row_example": _pair(one_row_example),
+            "file_exists": exists, "file_outputs": file_outputs, "ran_onnxruntime": bool(seen.ops)}
 
 
 def _agreeing_in_different_shares(draw: Draw, inputs: list[torch.Tensor], largest: int) -> list[torch.Tensor]:
@@ -174,22 +181,29 @@ def _pair(got: object) -> object:
     return {"returned": type(got).__name__}
 
 
-def _breaking_fn(draw: Draw, trailing: bool) -> Callable:
-    """A function with a drawn sequence of explicit, print and data-dependent graph breaks, defined a
-    drawn number of lines into its source (so a line number of the file is not one of the function).
+def _breaking_fn(draw: Draw, trailing: bool, grad_mode_break: bool = False) -> Callable:
+    """A function with a drawn sequence of explicit, print, data-dependent and grad-mode-dependent graph
+    breaks, defined a drawn number of lines into its source (so a line number of the file is not one of
+    the function).
 
-    ``trailing``: one more break at the end, followed by nothing but ``return``.
+    ``trailing``: one more break at the end, followed by nothing but ``return``. ``grad_mode_break``: one of
+    the breaks is a print that runs only while grad mode is on (so whether it breaks depends on the
+    caller's mode, which ``explain`` must run ``fn`` under).
     """
     lines = [f"# line {i + 1} of the file" for i in range(draw.randint(2, 12))]
     lines += ["def fn(x, w):", "    y = torch.sin(x) * w"]
-    for _ in range(draw.randint(1, 4)):
-        kind = draw.randint(0, 2)
+    kinds = [draw.randint(0, 3) for _ in range(draw.randint(1, 4))]
+    if grad_mode_break:
+        kinds.insert(draw.randint(0, len(kinds)), 3)
+    for kind in kinds:
         if kind == 0:
             lines.append("    torch._dynamo.graph_break()")
         elif kind == 1:
             lines += ["    if y.sum() > 0:", f"        y = y + {draw.randint(1, 5)}"]
-        else:
+        elif kind == 2:
             lines.append("    print(end='')")
+        else:
+            lines += ["    if torch.is_grad_enabled():", "        print(end='')"]
         for _ in range(draw.randint(1, 2)):
             lines.append(f"    y = y * {draw.randint(2, 5)}")
     if trailing:
@@ -205,23 +219,32 @@ def _breaking_fn(draw: Draw, trailing: bool) -> Callable:
 
 @probe("test_graph_break_lines")
 def graph_break_lines(ns: Namespace, draw: Draw) -> list:
-    """graph_break_lines on functions with explicit, print, data-dependent and trailing breaks, defined mid-file"""
+    """graph_break_lines on functions with explicit, print, data-dependent, grad-mode and trailing breaks, defined mid-file"""
     trailing = [True, True, False, False, draw.choice([True, False])]
     draw.random.shuffle(trailing)
+    # (trailing break, a break only under grad mode, the caller's grad mode): the grad-mode break is
+    # always there twice, once called with grad mode on (it breaks) and once off (it does not)
+    plans = [(t, i < 2, i != 1) for i, t in enumerate(trailing)]
     cases = []
-    for ends_with_break in trailing:
-        fn = _breaking_fn(draw, ends_with_break)
+    for ends_with_break, grad_mode_break, grad_on in plans:
+        fn = _breaking_fn(draw, ends_with_break, grad_mode_break)
         x, w = draw.randn(draw.randint(2, 9)), draw.randn(1)
-        cases.append(outcome(ns["graph_break_lines"], fn, x, w))
+        with torch.set_grad_enabled(grad_on):
+            cases.append(outcome(ns["graph_break_lines"], fn, x, w))
     torch._dynamo.reset()
     return cases
 
 
 def _range_inputs(draw: Draw) -> list[torch.Tensor]:
-    """2-D inputs of drawn shapes, one and many rows and columns, float32 and float64."""
-    shapes = [(1, 1), (1, draw.randint(2, 6)), (draw.randint(2, 9), 1), (draw.randint(2, 9), draw.randint(2, 9))]
+    """2-D inputs of drawn shapes, one and many rows and columns, float32 and float64, and a transposed
+    (non-contiguous) view. Every input with more than one row has a column count other than its row
+    count (an (N, D) kernel that confuses the two then gets a shape wrong)."""
+    n = draw.randint(2, 9)
+    shapes = [(1, 1), (1, draw.randint(2, 6)), (draw.randint(2, 9), 1), (n, draw.choice([d for d in range(2, 10) if d != n]))]
     found = [draw.randn(*s) for s in shapes]
-    found.append(draw.randn(draw.randint(2, 7), draw.randint(3, 6), dtype=torch.float64))
+    rows = draw.randint(2, 6)
+    found.append(draw.randn(draw.randint(rows + 1, 8), rows).t())
+    found.append(draw.randn(rows, rows + draw.randint(1, 4), dtype=torch.float64))
     return found
 
 
@@ -242,7 +265,7 @@ def row_range(ns: Namespace, draw: Draw) -> dict:
     compiled = torch.compile(use, backend="eager", fullgraph=True, dynamic=True)
     obs["compiled"] = [outcome(compiled, x) for x in inputs]
     torch._dynamo.reset()
-    obs["opcheck"] = [outcome(lambda x=x: torch.library.opcheck(op, (x,)) and None) for x in inputs[-2:]]
+    obs["opcheck"] = [outcome(lambda x=x: torch.library.opcheck(op, (x,)) and None) for x in (inputs[2], inputs[-1])]
 
     class Use(torch.nn.Module):
         def forward(self, t: torch.Tensor) -> torch.Tensor:
@@ -275,9 +298,11 @@ def serve(ns: Namespace, draw: Draw) -> list:
 
     x = splits.test.x
     observed = []
-    for _ in range(3):
-        sizes = [draw.choice([0, 1, 2, 3, 5, max_batch - 1, max_batch, max_batch + 1, 2 * max_batch + 3])
-                 for _ in range(draw.randint(1, 6))]
+    k = draw.randint(1, max_batch - 1)
+    fixed = [[0, 1, 0], [k, max_batch - k], [max_batch, 1]]  # one image in all; exactly one full call; one past it
+    drawn = [[draw.choice([0, 1, 2, 3, 5, max_batch - 1, max_batch, max_batch + 1, 2 * max_batch + 3])
+              for _ in range(draw.randint(1, 6))] for _ in range(3)]
+    for sizes in fixed + drawn:
         while sum(sizes) > len(x):
             sizes.pop()
         start = draw.randint(0, len(x) - sum(sizes))
@@ -316,7 +341,8 @@ def _scale_case(ns: Namespace, draw: Draw) -> dict:
     shape = (draw.randint(1, 4), draw.randint(2, 5))
     module = ns["SafeScale"](limit=limit).eval()
     inputs = _scale_inputs(draw, limit, shape)
-    obs: dict = {"eager": [outcome(module, x) for x in inputs]}
+    obs: dict = {"eager": [outcome(module, x) for x in inputs],
+                 "gradients": [outcome(_scale_gradient, module, x, draw.randn(*shape)) for x in inputs]}
     exported = outcome(torch.export.export, module, (inputs[draw.randint(0, len(inputs) - 1)],))
     if isinstance(exported, torch.export.ExportedProgram):
         obs["higher_order_ops"] = sorted(str(n.target) for n in exported.graph.nodes
@@ -328,9 +354,18 @@ def _scale_case(ns: Namespace, draw: Draw) -> dict:
     return obs
 
 
+def _scale_gradient(module: torch.nn.Module, x: torch.Tensor, grad_out: torch.Tensor) -> list:
+    """The module's output and the gradient it passes back to ``x`` (a layer in a network trains through
+    both branches: the rescaled one depends on ``x`` through its peak too; the kept one is the identity)."""
+    leaf = x.clone().requires_grad_()
+    y = module(leaf)
+    y.backward(grad_out)
+    return [y.requires_grad, leaf.grad]
+
+
 @probe("test_SafeScale")
 def safe_scale(ns: Namespace, draw: Draw) -> list:
-    """SafeScale: eager and exported outputs on peaks above, below and at the limit; a cond in the graph"""
+    """SafeScale: eager and exported outputs on peaks above, below and at the limit, its gradients; a cond in the graph"""
     return [_scale_case(ns, draw) for _ in range(2)]
 
 
@@ -339,7 +374,7 @@ class _Clock:
 
     def __init__(self, durations: list[float], cuda: bool) -> None:
         self.now, self.pending, self.cuda = 1000.0, 0.0, cuda
-        self.durations, self.calls, self.syncs, self.args = durations, 0, 0, []
+        self.durations, self.calls, self.syncs, self.args, self.grad_modes = durations, 0, 0, [], []
 
     def perf_counter(self) -> float:
         """The simulated time, in seconds."""
@@ -356,6 +391,7 @@ class _Clock:
         duration = self.durations[self.calls % len(self.durations)]
         self.calls += 1
         self.args.append(list(args))
+        self.grad_modes.append(torch.is_grad_enabled())  # fn runs as the caller would run it (a training step needs grad)
         self.now += 1e-6  # the launch (or call) overhead
         if self.cuda:
             self.pending += duration
@@ -390,12 +426,15 @@ def _restore(undo: list) -> None:
 def _bench_case(ns: Namespace, draw: Draw, device: str, forced: str | None = None) -> dict:
     """Benchmark a simulated function with drawn per-call durations on ``device``. ``forced``:
     ``"one_timed"`` (warm-up calls, then one timed call: on CUDA the warm-up's queued work must not be
-    in it) or ``"even"`` (an even number of timed calls: the median is the mean of the two middle ones)."""
+    in it), ``"even"`` (an even number of timed calls: the median is the mean of the two middle ones) or
+    ``"defaults"`` (called with ``fn`` and its arguments only: the signature's device, warmup and repeats)."""
     warmup, repeats = draw.randint(0, 4), draw.randint(1, 12)
     if forced == "one_timed":
         warmup, repeats = draw.randint(1, 4), 1
     elif forced == "even":  # at least 4: with 2 the mean of the timed calls is their median
         repeats = 2 * draw.randint(2, 6)
+    elif forced == "defaults":  # the docstring's signature: device="cpu", warmup=3, repeats=20
+        warmup, repeats = 3, 20
     # distinct durations: two equal middle calls would make every median rule agree
     durations = [ticks * 1e-4 for ticks in draw.random.sample(range(5, 401), warmup + repeats + 3)]
     durations[0] = draw.randint(2, 9) * 0.1  # a slow first call
@@ -405,10 +444,12 @@ def _bench_case(ns: Namespace, draw: Draw, device: str, forced: str | None = Non
     undo = _patched(ns, [(time, "perf_counter", clock.perf_counter), (torch.cuda, "synchronize", clock.synchronize)])
     try:
         with forbidden(calls=CUDA_SYNCS) as seen:
-            got = outcome(ns["bench_median_ms"], clock.fn, *args, device=device, warmup=warmup, repeats=repeats)
+            settings = {} if forced == "defaults" else {"device": device, "warmup": warmup, "repeats": repeats}
+            got = outcome(ns["bench_median_ms"], clock.fn, *args, **settings)
     finally:
         _restore(undo)
     return {"returned": float(got) if isinstance(got, float) else got, "calls": clock.calls, "args": clock.args,
+            "grad_modes": clock.grad_modes,
             "cpu_syncs": clock.syncs if device == "cpu" else None, "real_syncs": seen.violations}
 
 
@@ -417,5 +458,5 @@ def bench_median_ms(ns: Namespace, draw: Draw) -> list:
     """bench_median_ms: calls, warm-up, median in ms, CUDA synchronisation (on a simulated clock)"""
     devices = ["cpu", "cuda"] * 4
     draw.random.shuffle(devices)
-    forced = [("cuda", "one_timed"), ("cpu", "one_timed"), ("cuda", "even"), ("cpu", "even")]
+    forced = [("cuda", "one_timed"), ("cpu", "one_timed"), ("cuda", "even"), ("cpu", "even"), ("cpu", "defaults")]
     return [_bench_case(ns, draw, device) for device in devices] + [_bench_case(ns, draw, *f) for f in forced]
