@@ -289,7 +289,7 @@ def self_checks_hide_the_answer(path: Path, nb: NotebookNode) -> list[Problem]:
 
 NOTEBOOK_RULES = (only_documented_parameters, setup_seeds, title_after_setup, nbgrader_metadata_complete)
 LAB_RULES = (test_cells_locked, test_cells_hidden, exercise_documented, probes_documented)
-LESSON_RULES = (lesson_numbered, myths_refuted)
+LESSON_RULES = (lesson_numbered, myths_refuted, self_checks_hide_the_answer)
 
 
 def apply(rules: tuple, path: Path, nb: NotebookNode) -> list[Problem]:
