@@ -73,6 +73,14 @@ def _grad_through(got: torch.Tensor, t: torch.Tensor) -> Any:
     return {"gradient": "none (t not reached)"} if grad is None else grad
 
 
+def _strided_layout(got: torch.Tensor, t: torch.Tensor) -> dict:
+    """``got``'s strides and offset relative to ``t``'s, with the strides that address nothing left out: a
+    dimension of size 1 (or a tensor with no element) reads the same memory whatever its stride."""
+    empty = got.numel() == 0
+    stride = tuple(None if empty or size == 1 else step for size, step in zip(got.shape, got.stride(), strict=True))
+    return {"stride": stride, "offset": got.storage_offset() - t.storage_offset()}
+
+
 def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
     """What a returned view shows: values, layout relative to ``t``, the gradient it sends back to ``t``
     (when ``t`` requires grad), and values after ``t`` is rewritten."""
@@ -207,7 +215,7 @@ def transpose_view(ns: Namespace, draw: Draw) -> list:
         refill = draw.randn(*t.shape)
         got, violations = _call_under_rules(ns["transpose_view"], (t, dim0, dim1), TRANSPOSE_OPS, TRANSPOSE_NODES)
         if isinstance(got, torch.Tensor):
-            layout = {"stride": tuple(got.stride()), "offset": got.storage_offset() - t.storage_offset()}
+            layout = _strided_layout(got, t)
             observations.append({**_view_result(got, t, refill), **layout, "violations": violations})
         else:
             observations.append({"returned": got, "violations": violations})
@@ -360,7 +368,7 @@ def patches(ns: Namespace, draw: Draw) -> list:
         got, violations = _call_under_rules(ns["patches"], (t, k), PATCH_OPS, WINDOW_NODES + ["Im2ColBackward0"])
         conv = _conv_matches(got, t, k, weight)
         if isinstance(got, torch.Tensor):
-            layout = {"stride": tuple(got.stride()), "offset": got.storage_offset() - t.storage_offset()}
+            layout = _strided_layout(got, t)
             observations.append({**_view_result(got, t, refill), **layout, "conv": conv, "violations": violations})
         else:
             observations.append({"returned": got, "violations": violations})
