@@ -98,8 +98,9 @@ def normalized_mlp(ns: Namespace, draw: Draw) -> list:
     return [_mlp_case(ns, draw, dtype) for dtype in dtypes]
 
 
-def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
-    """One epoch on a drawn model, data and optimizer, starting in eval mode with stale gradients."""
+def _epoch_case(ns: Namespace, draw: Draw, clip: str, groups: int) -> dict:
+    """One epoch on a drawn model, data and optimizer (of ``groups`` parameter groups, 0: drawn),
+    starting in eval mode with stale gradients."""
     n_in, n_classes = draw.randint(3, 8), draw.randint(2, 4)
     batch_size = draw.randint(4, 9)
     n = batch_size * draw.randint(2, 5) + draw.randint(1, batch_size - 1)  # a smaller last batch
@@ -111,10 +112,14 @@ def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
         p.grad = draw.randn(*p.shape) * 3  # stale gradients left by earlier code
     kind = draw.choice(["sgd", "momentum", "adam"])
     lr = draw.choice([0.01, 0.05, 0.1])
+    params = list(model.parameters())
+    if (groups or draw.randint(1, 2)) == 2:  # two groups, the second with its own lr: clipping is over both
+        cut = draw.randint(1, len(params) - 1)
+        params = [{"params": params[:cut]}, {"params": params[cut:], "lr": lr * draw.choice([0.5, 2.0])}]
     if kind == "adam":
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
+        opt = torch.optim.Adam(params, lr=lr)
     else:
-        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9 if kind == "momentum" else 0.0)
+        opt = torch.optim.SGD(params, lr=lr, momentum=0.9 if kind == "momentum" else 0.0)
     # max_norm: none, tiny (every step clipped), huge (no step clipped: the branch left alone) or 0.0
     # (falsy, not None: every gradient scaled to 0)
     max_norm = {"none": None, "small": draw.choice([0.05, 0.1, 0.3]), "large": 1e6, "zero": 0.0}[clip]
@@ -129,8 +134,9 @@ def _epoch_case(ns: Namespace, draw: Draw, clip: str) -> dict:
 
 @probe("test_train_one_epoch", rtol=1e-5, atol=1e-6)
 def train_one_epoch(ns: Namespace, draw: Draw) -> list:
-    """train_one_epoch: training mode, gradients cleared before each step, total-norm clipping (none, clipped, unclipped, max_norm 0), per-sample mean loss"""
-    return [_epoch_case(ns, draw, clip) for clip in ("none", "small", "large", "none", "small", "zero")]
+    """train_one_epoch: training mode, gradients cleared before each step, total-norm clipping (none, clipped, unclipped, max_norm 0) over one or two parameter groups, per-sample mean loss"""
+    cases = (("none", 1), ("small", 2), ("large", 0), ("none", 0), ("small", 1), ("zero", 2))
+    return [_epoch_case(ns, draw, clip, groups) for clip, groups in cases]
 
 
 def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
