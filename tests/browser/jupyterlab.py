@@ -192,7 +192,12 @@ class LabNotebook:
         return self.page.locator(CELLS)
 
     def set_source(self, index: int, text: str) -> None:
-        """Replace cell ``index``'s text as a student would: click in, select all, paste."""
+        """Replace cell ``index``'s text as a student would: expand it if its input is collapsed (a lesson's
+        parameters cell and self-checks are), click in, select all, paste."""
+        collapsed = self.cells.nth(index).locator(".jp-InputPlaceholder")
+        if collapsed.count():
+            collapsed.scroll_into_view_if_needed()
+            collapsed.click()
         editor = self.cells.nth(index).locator(".cm-content")
         editor.scroll_into_view_if_needed()
         editor.click()
