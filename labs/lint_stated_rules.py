@@ -121,11 +121,11 @@ def probe_facts(probes: Path) -> ProbeFacts:
 def _declared(kind: str, tests: list[str], facts: ProbeFacts) -> str | None:
     """Why ``kind`` is not what the exercise's probes declare, or None when it is."""
     probes = [facts.keywords[t] for t in tests if t in facts.keywords]
-    if kind == "contract" and not any(not _is_false(p.get("contracts")) for p in probes):
+    if kind == "contract" and not any(_flag(p, "contracts", default=True) for p in probes):
         return "its probes turn contracts off (contracts=False)"
     if kind == "forbid" and not any("forbid" in p for p in probes):
         return "no probe of the exercise declares forbid=(...)"
-    if kind == "iterative" and not any(not _is_false(p.get("iterative"), default=True) for p in probes):
+    if kind == "iterative" and not any(_flag(p, "iterative", default=False) for p in probes):
         return "no probe of the exercise declares iterative=True"
     if kind.startswith("probe:") and kind.removeprefix("probe:").strip() not in facts.functions:
         return f"the probe file defines no function {kind.removeprefix('probe:').strip()!r}"
@@ -134,10 +134,10 @@ def _declared(kind: str, tests: list[str], facts: ProbeFacts) -> str | None:
     return None
 
 
-def _is_false(node: ast.expr | None, default: bool = False) -> bool:
-    if node is None:
-        return default
-    return isinstance(node, ast.Constant) and node.value is False
+def _flag(keywords: dict[str, ast.expr], name: str, default: bool) -> bool:
+    """Whether a ``@probe`` keyword is on: ``default`` when absent, off only when written ``False``."""
+    node = keywords.get(name)
+    return default if node is None else not (isinstance(node, ast.Constant) and node.value is False)
 
 
 def _load(path: Path) -> dict[str, dict[str, str]] | str:
