@@ -28,7 +28,7 @@ import nbformat
 from graders.cells import blank_version, restore
 from graders.coursedir import solution_files
 from graders.job import execute_cells
-from graders.nbgrader_course import ensure_tools_on_path
+from graders.paths import ensure_tools_on_path
 from graders.selfcheck import with_solution_replaced
 
 BIN = Path(sys.executable).parent

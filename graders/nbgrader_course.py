@@ -6,10 +6,8 @@ plain markup that rendered markdown needs: no scripts, event handlers, styles or
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import sys
 from functools import cache
 from pathlib import Path
 
@@ -23,7 +21,8 @@ from nbgrader.dbutil import ALEMBIC_DIR
 from nbgrader.preprocessors import GetGrades
 from traitlets.config import Config
 
-COURSE_SOURCE = Path("course")
+from graders.paths import ensure_tools_on_path
+
 COURSE_ID = "pytorch-labs"  # PostgreSQL enforces the gradebook's course foreign key; SQLite did not
 SAFE_TAGS = ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
              "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup",
@@ -32,13 +31,6 @@ SAFE_ATTRIBUTES = {"a": ["href"], "img": ["src", "alt"], "div": ["class"], "pre"
                    "code": ["class"]}
 SAFE_SCHEMES = {"http", "https", "mailto"}
 URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
-
-
-def ensure_tools_on_path() -> None:
-    """nbgrader runs a bare ``alembic`` subprocess: put this interpreter's bin folder on PATH."""
-    bin_dir = str(Path(sys.executable).parent)
-    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
 
 
 @cache
@@ -52,11 +44,15 @@ def gradebook_schema_head() -> str:
     return ScriptDirectory(ALEMBIC_DIR).get_current_head()
 
 
-nbgrader.api.get_alembic_version = gradebook_schema_head
+def stamp_gradebooks_in_process() -> None:
+    """New gradebooks get :func:`gradebook_schema_head`, not a subprocess's answer: called wherever a
+    gradebook may be set up (:func:`nbgrader_config`, :func:`open_gradebook`), not on import."""
+    nbgrader.api.get_alembic_version = gradebook_schema_head
 
 
 def nbgrader_config(root: Path, db_url: str | None = None, cell_timeout: int = 300) -> Config:
     """nbgrader configuration for a course rooted at ``root`` (``source/`` holds the chapters)."""
+    stamp_gradebooks_in_process()
     config = Config()
     config.CourseDirectory.root = str(root)
     config.CourseDirectory.course_id = COURSE_ID
@@ -119,4 +115,5 @@ def require_success(result: dict, what: str) -> None:
 
 def open_gradebook(db_url: str) -> Gradebook:
     """The gradebook at ``db_url``, for this course (use as a context manager)."""
+    stamp_gradebooks_in_process()
     return Gradebook(db_url, course_id=COURSE_ID)

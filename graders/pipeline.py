@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from graders import coursedir
+from graders import paths as defaults
 from graders.coursedir import db_url_for
 from graders.feedback import remove_autograded, write_autograded
 from graders.gradebook import ensure_assignments, mark_grader_error, reason, record
@@ -37,8 +38,8 @@ class GradeRequest:
 
     submissions: Path
     chapters: list[str] | None = None
-    course: Path = Path("course")
-    root: Path = Path("build/grading")
+    course: Path = defaults.COURSE
+    root: Path = defaults.GRADING_ROOT
     db: str | None = None
     jobs: int = 0
     limits: Limits = field(default_factory=Limits)
@@ -147,7 +148,7 @@ def write_reports(batch: Batch, out: Path) -> list[str]:
 def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: dict[str, list[Path]]) -> None:
     try:
         ensure_assignments(root, url, labs, lab_paths)
-    except Exception as err:  # noqa: BLE001 - a bad URL or server: one line
+    except Exception as err:  # a bad URL or server: one line
         raise RuntimeError(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from err
 
 
