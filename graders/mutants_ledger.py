@@ -119,7 +119,9 @@ def write_results(lab: Path, found: list[Exercise], results: dict[str, dict]) ->
         ex.grade_id: {"hash": ex.hash, "mutants": {m.id: results[m.id] for m in ex.mutants if m.id in results}}
         for ex in found}}
     path = results_file(lab)
-    path.write_text(dumps(data), encoding="utf-8")
+    partial = path.with_suffix(".partial")
+    partial.write_text(dumps(data), encoding="utf-8")
+    partial.replace(path)  # a run stopped while saving leaves the last whole file
     return path
 
 

@@ -4,19 +4,24 @@ compared with a reference run of a fresh salt), in parallel on one pool, each ru
 :mod:`graders.mutants_verdict`; then each exercise judged against the target (:mod:`graders.mutants_ledger`).
 
 Before its mutants, each exercise's unchanged source is graded the same way and must earn full marks,
-or none of its verdicts would mean anything.
+or none of its verdicts would mean anything. The reference and these controls run under the grading
+budget; a lab's mutants under :data:`~graders.mutants_verdict.LIMITS` or, when its slowest control needs
+more, a multiple of that control's CPU and wall time (:func:`mutant_limits`): a mutant that loops forever
+still ends, and a lab whose honest run is slow is not killed for being itself.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import resource
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from graders import mutants_ledger as ledger
@@ -26,9 +31,36 @@ from graders.grading import Lab, Pool, focused, grade_one, load_lab, reference_r
 from graders.mutants import Mutant
 from graders.mutants_verdict import LIMITS, before_running, verdict_of
 from graders.results import NotebookGrade
+from graders.sandbox.jail import Limits
 from graders.selfcheck import with_solution_replaced
 from graders.submissions import Submission
 from graders.vetting import imported_names
+
+# The reference and the controls: the grading budget (what `labs grade` gives a submission), same memory.
+CONTROL_LIMITS = replace(LIMITS, wall_seconds=Limits().wall_seconds, cpu_seconds=Limits().cpu_seconds)
+CPU_FACTOR, WALL_FACTOR = 3, 4  # a mutant may use this many times its slowest control's CPU and wall time
+SAVE_EVERY = 20  # verdicts between two saves of a lab's results, so that a stopped run keeps its work
+
+
+def mutant_limits(control_cpu: float, control_wall: float) -> Limits:
+    """What a lab's mutants run under: :data:`LIMITS`, raised to a multiple of its slowest control."""
+    return replace(LIMITS, cpu_seconds=max(LIMITS.cpu_seconds, math.ceil(CPU_FACTOR * control_cpu)),
+                   wall_seconds=max(LIMITS.wall_seconds, math.ceil(WALL_FACTOR * control_wall)))
+
+
+@contextmanager
+def limits_of(pool: Pool, limits: Limits) -> Iterator[None]:
+    """Every worker of an idle ``pool`` runs its next jobs under ``limits``, until the block ends (each job
+    sends its worker's limits with it; the memory limit is the same in both, as the cgroup's is set once)."""
+    before = [worker.limits for worker in pool.workers]
+    assert all(b.memory_bytes == limits.memory_bytes for b in before), "the cgroup keeps its first memory limit"
+    for worker in pool.workers:
+        worker.limits = limits
+    try:
+        yield
+    finally:
+        for worker, old in zip(pool.workers, before, strict=True):
+            worker.limits = old
 
 
 @dataclass
@@ -72,6 +104,7 @@ class Grading:
     reference: dict
     salt: int
     progress: Callable[[], None] = lambda: None
+    record: Callable[[str, dict], None] = lambda mutant_id, verdict: None
 
     def plan(self, ex: ledger.Exercise, mutant: Mutant | None = None) -> Plan:
         """The run of ``mutant`` (the control: the unchanged source, when None); parses, so not in a thread."""
@@ -88,29 +121,34 @@ class Grading:
         return grade_one(self.pool, graded_lab, sub, self.reference, self.salt) \
             if graded.status == "grader error" else graded
 
-    def control(self, plan: Plan) -> tuple[str, float]:
-        """Why the unchanged source fails its own exercise here (empty when it earns full marks), and its CPU-s."""
+    def control(self, plan: Plan) -> tuple[str, NotebookGrade]:
+        """Why the unchanged source fails its own exercise here (empty when it earns full marks), and its run."""
         graded = self.run(plan)
         short = [f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})" for c in graded.cells if c.score < c.points]
         return (f"{plan.exercise.grade_id}: the unchanged source loses points: {'; '.join(short) or graded.error}"
-                if short or graded.error else ""), graded.cpu_seconds
+                if short or graded.error else ""), graded
 
     def mutant(self, plan: Plan) -> tuple[dict | None, float]:
         """One mutant's record (verdict, hash, note) and the CPU-s of its run."""
         graded = self.run(plan)
         verdict = verdict_of(graded)
+        record = {**verdict, "hash": plan.exercise.mutant_hash(plan.mutant)} if verdict else None
+        if record is not None:
+            self.record(plan.mutant.id, record)
         self.progress()
-        return ({**verdict, "hash": plan.exercise.mutant_hash(plan.mutant)} if verdict else None), graded.cpu_seconds
+        return record, graded.cpu_seconds
 
 
 def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]], results: dict[str, dict],
-              jobs: int, say: Callable[[str], None] = lambda line: None) -> tuple[list[str], int, float]:
-    """Grade ``todo`` into ``results``; the problems met (a control that fails), runs made, their CPU-s."""
+              jobs: int, say: Callable[[str], None] = lambda line: None,
+              save: Callable[[], None] = lambda: None) -> tuple[list[str], int, float]:
+    """Grade ``todo`` into ``results`` (``save`` called every :data:`SAVE_EVERY` verdicts and at the end);
+    the problems met (a control that fails), runs made, their CPU-s."""
     lab = load_lab(path)
     salt = secrets.randbits(62)
     reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
     modules = imported_names(tuple(c.source for c in lab.source.cells if c.cell_type == "code"))
-    grading = Grading(pool, lab, path, reference, salt, _every(50, len(todo), say))
+    grading = Grading(pool, lab, path, reference, salt, _every(50, len(todo), say), _recorder(results, save))
     for ex, mutant in todo:
         early = before_running(mutant, modules)
         results.update({mutant.id: {**early, "hash": ex.mutant_hash(mutant)}} if early else {})
@@ -120,14 +158,31 @@ def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]]
         broken = {plan.exercise.grade_id for plan, (why, _) in zip(controls, checked, strict=True) if why}
         plans = [grading.plan(ex, m) for ex, m in todo if ex.grade_id not in broken
                  and results.get(m.id, {}).get("hash") != ex.mutant_hash(m)]
-        graded = list(running.map(grading.mutant, plans))
-    for plan, (record, _) in zip(plans, graded, strict=True):
-        if record is not None:
-            results[plan.mutant.id] = record
+        limits = mutant_limits(max((g.cpu_seconds for _, g in checked), default=0.0),
+                               max((g.seconds for _, g in checked), default=0.0))
+        if limits != LIMITS:
+            say(f"  mutants run under {limits.cpu_seconds} CPU-s and {limits.wall_seconds:g} s "
+                f"({CPU_FACTOR}x and {WALL_FACTOR}x its slowest control)")
+        with limits_of(pool, limits):
+            graded = list(running.map(grading.mutant, plans))
+    save()
     problems = [why for why, _ in checked if why]
     problems += [f"{plan.mutant.id}: the grader failed on it (not recorded)"
                  for plan, (record, _) in zip(plans, graded, strict=True) if record is None]
-    return problems, len(checked) + len(graded), sum(c for _, c in checked) + sum(c for _, c in graded)
+    return problems, len(checked) + len(graded), sum(g.cpu_seconds for _, g in checked) + sum(c for _, c in graded)
+
+
+def _recorder(results: dict[str, dict], save: Callable[[], None]) -> Callable[[str, dict], None]:
+    """A thread-safe way to put one verdict into ``results``, saving them every :data:`SAVE_EVERY`."""
+    lock, count = threading.Lock(), [0]
+
+    def record(mutant_id: str, verdict: dict) -> None:
+        with lock:
+            results[mutant_id] = verdict
+            count[0] += 1
+            if count[0] % SAVE_EVERY == 0:
+                save()
+    return record
 
 
 def _every(step: int, total: int, say: Callable[[str], None]) -> Callable[[], None]:
@@ -153,7 +208,7 @@ def check_mutants(chapter_dirs: list[Path], build_root: Path, jobs: int, sandbox
     pool = None
     if any(todo.values()):
         labs = [load_lab(path) for path in paths if todo[path]]
-        pool = Pool(jobs, LIMITS, 1, sandbox, build_root / "logs", warm_modules(labs)).ready()
+        pool = Pool(jobs, CONTROL_LIMITS, 1, sandbox, build_root / "logs", warm_modules(labs)).ready()
     try:
         return [_lab_mutants(pool, path, found[path], results[path], todo[path], jobs, say) for path in paths]
     finally:
@@ -169,7 +224,8 @@ def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], re
     say(f"{report.chapter}/{report.lab}: {total} mutants, {len(todo)} to grade")
     if todo and pool is not None:
         start, own = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
-        report.problems, report.graded, report.cpu_seconds = grade_lab(pool, path, todo, results, jobs, say)
+        report.problems, report.graded, report.cpu_seconds = grade_lab(
+            pool, path, todo, results, jobs, say, lambda: ledger.write_results(path, found, results))
         used = resource.getrusage(resource.RUSAGE_SELF)
         report.cpu_seconds += used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime
         report.seconds = time.monotonic() - start

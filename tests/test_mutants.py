@@ -217,3 +217,41 @@ def test_a_probe_files_own_grader_imports_are_in_its_hash() -> None:
     with_draws = ledger.probe_helpers("import torch\nfrom graders.draws import examples\n")
     assert with_draws.startswith("draws.py\n") and "def examples" in with_draws
     assert ledger.probe_helpers("import graders.draws\n") == with_draws
+
+
+def test_mutants_run_under_the_floor_or_a_multiple_of_the_slowest_control() -> None:
+    """Labs 01-04 (controls of 1-3 CPU-s) keep the floor their verdicts were made under; a slow lab's
+    mutants get room for its honest run, and a mutant that loops forever still ends."""
+    from graders.mutants_run import CONTROL_LIMITS, WALL_FACTOR, mutant_limits
+    from graders.mutants_verdict import LIMITS
+
+    assert mutant_limits(2.5, 9.0) == LIMITS
+    slow = mutant_limits(21.2, 40.0)
+    assert (slow.cpu_seconds, slow.wall_seconds) == (64, WALL_FACTOR * 40)  # 3 x 21.2 = 63.6, rounded up
+    assert slow.memory_bytes == LIMITS.memory_bytes == CONTROL_LIMITS.memory_bytes
+    assert CONTROL_LIMITS.cpu_seconds > slow.cpu_seconds and CONTROL_LIMITS.wall_seconds > LIMITS.wall_seconds
+
+
+def test_a_pools_limits_are_set_for_a_block_and_put_back() -> None:
+    from types import SimpleNamespace
+
+    from graders.mutants_run import CONTROL_LIMITS, limits_of, mutant_limits
+
+    pool = SimpleNamespace(workers=[SimpleNamespace(limits=CONTROL_LIMITS) for _ in range(2)])
+    slow = mutant_limits(30.0, 50.0)
+    with pytest.raises(RuntimeError), limits_of(pool, slow):
+        assert [w.limits for w in pool.workers] == [slow, slow]
+        raise RuntimeError("a job failed")
+    assert [w.limits for w in pool.workers] == [CONTROL_LIMITS, CONTROL_LIMITS]
+
+
+def test_results_are_saved_as_they_come() -> None:
+    """A stopped run keeps every verdict saved so far: the recorder saves every SAVE_EVERY verdicts."""
+    from graders import mutants_run
+
+    saves: list[int] = []
+    results: dict[str, dict] = {}
+    record = mutants_run._recorder(results, lambda: saves.append(len(results)))
+    for i in range(2 * mutants_run.SAVE_EVERY + 3):
+        record(f"m{i}", {"verdict": "killed", "hash": "h"})
+    assert saves == [mutants_run.SAVE_EVERY, 2 * mutants_run.SAVE_EVERY] and len(results) == 2 * mutants_run.SAVE_EVERY + 3
