@@ -78,3 +78,33 @@ def test_nan_node_faults_put_an_inf_before_a_nan_and_alone(salt: int) -> None:
     assert any("inf" in kinds(terms) and "nan" not in kinds(terms) for terms in drawn)
     assert any(kinds(terms).count("nan") >= 2 for terms in drawn)
     assert len({tuple(terms) for terms in drawn}) >= 12  # the draws add lists of their own
+
+
+def _big_dims(layout: tuple) -> list[tuple[int, int]]:
+    return [(n, s) for n, s in zip(*layout, strict=True) if n > 1]
+
+
+@pytest.mark.parametrize("salt", [1, 2, 3])
+def test_view_strides_layouts_combine_kinds(salt: int) -> None:
+    """Layouts come from chains of views: kinds appear together in one layout, and the boundaries too."""
+    lab = probes("02_tensors", "lab_tensors")
+    draw = Draw(salt, "test_view_strides")
+    drawn = [lab._layout(spec) for spec in lab.examples(draw, lab.LAYOUTS, 110)]
+    layouts = drawn + [lab._layout(lab._paired(draw, kinds)) for kinds in lab.PAIRED_VIEWS for _ in range(5)]
+
+    def expanded(layout: tuple) -> bool:
+        return any(s == 0 for _, s in _big_dims(layout))
+
+    def permuted(layout: tuple) -> bool:
+        strides = [s for _, s in _big_dims(layout) if s]
+        return strides != sorted(strides, reverse=True)
+
+    def gapped(layout: tuple) -> bool:  # not expanded, yet the elements do not tile one block
+        span = sum((n - 1) * s for n, s in _big_dims(layout)) + 1
+        return not expanded(layout) and span > torch.Size(layout[0]).numel()
+
+    assert any(expanded(lay) and permuted(lay) for lay in layouts)
+    assert any(gapped(lay) and permuted(lay) for lay in layouts)
+    assert any(n == 1 and s > 1 for lay in layouts for n, s in zip(*lay, strict=True))  # a size-1 dim's odd stride
+    assert any(lay == ((), ()) for lay in layouts)
+    assert len(set(drawn)) >= 70 and sum(permuted(lay) or expanded(lay) or gapped(lay) for lay in drawn) >= 25

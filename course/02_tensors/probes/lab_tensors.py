@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 import torch
+from hypothesis import strategies as st
 
+from graders.draws import examples
 from graders.probing import Draw, Namespace, outcome, probe
 from graders.rules import autograd_nodes, forbidden
 
@@ -121,28 +123,78 @@ def storage_index(ns: Namespace, draw: Draw) -> list:
         [outcome(ns["storage_index"], (size, size + 1), (size + 1, 1))]
 
 
-def _layout(draw: Draw) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """A drawn shape and the strides of a contiguous, permuted, sliced, stepped or expanded tensor."""
-    shape = tuple(draw.randint(1, 4) for _ in range(draw.randint(1, 4)))
-    kind = draw.choice(["contiguous", "permuted", "sliced", "stepped", "expanded", "size_one"])
-    stride = _row_major(shape)
-    if kind == "permuted":
-        order = list(range(len(shape)))
-        draw.random.shuffle(order)
-        permuted = _row_major(tuple(shape[i] for i in order))
-        for new_pos, old in enumerate(order):
-            stride[old] = permuted[new_pos]
-    elif kind == "sliced":  # a slice of a tensor that is bigger in some dims
-        stride = _row_major(tuple(n * draw.choice([1, 1, 2, 3]) for n in shape))
-    elif kind == "stepped":  # x[..., ::k] of a contiguous tensor
-        stride = [s * draw.choice([1, 2, 3]) for s in stride]
-    elif kind == "expanded":
-        stride[draw.randint(0, len(shape) - 1)] = 0
-    elif kind == "size_one":  # a size-1 dim may carry any stride
-        shape = shape[:-1] + (1,) + shape[-1:] if len(shape) > 1 else (1,) + shape
-        stride = _row_major(shape)
-        stride[shape.index(1)] = draw.randint(0, 99)
-    return shape, tuple(stride)
+# Any layout a chain of views makes: a contiguous tensor, then up to five views of it, each any of
+# slice (start and step), permute, select, diagonal, expand a size-1 dim, or a new size-1 dim with any stride.
+# Drawn this way layouts combine kinds (a permuted slice, an expanded dim beside a stepped one, a diagonal's
+# gaps, size-1 dims whose strides fit nothing), not one kind each.
+VIEWS = st.one_of(
+    st.tuples(st.just("slice"), st.integers(0, 3), st.integers(0, 3), st.integers(1, 3)),  # dim, start, step
+    st.tuples(st.just("permute"), st.permutations(range(4))),
+    st.tuples(st.just("select"), st.integers(0, 3), st.integers(0, 3)),  # dim, index
+    st.tuples(st.just("diagonal"), st.integers(0, 3), st.integers(0, 3)),  # two dims
+    st.tuples(st.just("expand"), st.integers(0, 3), st.integers(2, 4)),  # a size-1 dim (made if none), new size
+    st.tuples(st.just("size_one"), st.integers(0, 4), st.integers(0, 99)),  # where, its stride
+)
+LAYOUTS = st.tuples(st.lists(st.integers(1, 5), min_size=1, max_size=4), st.lists(VIEWS, max_size=5))
+
+
+def _viewed(t: torch.Tensor, view: tuple) -> torch.Tensor:
+    """``t`` (a meta tensor) through one view of VIEWS; dims and indices taken modulo what ``t`` has."""
+    kind, *args = view
+    if t.dim() == 0:
+        return t
+    dim = args[0] % t.dim() if kind != "permute" else 0
+    if kind == "slice":
+        return t.narrow(dim, args[1] % t.shape[dim], t.shape[dim] - args[1] % t.shape[dim])[
+            (slice(None),) * dim + (slice(None, None, args[2]),)]
+    if kind == "permute":
+        return t.permute([d for d in args[0] if d < t.dim()])
+    if kind == "select":
+        return t.select(dim, args[1] % t.shape[dim])
+    if kind == "diagonal":
+        other = args[1] % t.dim()
+        return t.diagonal(0, dim, other) if other != dim else t
+    if kind == "expand":
+        ones = [d for d in range(t.dim()) if t.shape[d] == 1]
+        t = t if ones else t.unsqueeze(dim) if t.dim() < 4 else t
+        ones = [d for d in range(t.dim()) if t.shape[d] == 1]
+        if not ones:
+            return t
+        shape = list(t.shape)
+        shape[ones[args[0] % len(ones)]] = args[1]
+        return t.expand(shape)
+    if t.dim() == 4:  # size_one: a new dim of size 1 that may carry any stride
+        return t
+    where = args[0] % (t.dim() + 1)
+    return t.as_strided((*t.shape[:where], 1, *t.shape[where:]),
+                        (*t.stride()[:where], args[1], *t.stride()[where:]), t.storage_offset())
+
+
+# Kinds of view that a layout must show together, whatever the draw (the strategy favours short chains).
+PAIRED_VIEWS = (("slice", "permute"), ("expand", "permute"), ("diagonal", "permute"), ("select", "slice"),
+                ("size_one", "slice"), ("expand", "slice"), ("diagonal", "expand"), ("permute", "size_one"))
+
+
+def _paired(draw: Draw, kinds: tuple[str, ...]) -> tuple:
+    """A LAYOUTS spec of a drawn 2-4 dim tensor through one view of each of ``kinds``, in a drawn order,
+    none of them the identity (steps of 2 or 3, a reversing permutation, a bigger size)."""
+    shape = [draw.randint(2, 5) for _ in range(draw.randint(2, 4))]
+    made = {"slice": ("slice", draw.randint(0, 3), draw.randint(0, 1), draw.randint(2, 3)),
+            "permute": ("permute", (3, 2, 1, 0)), "select": ("select", draw.randint(0, 3), draw.randint(0, 3)),
+            "diagonal": ("diagonal", 0, draw.randint(1, 3)), "expand": ("expand", draw.randint(0, 3), draw.randint(2, 4)),
+            "size_one": ("size_one", draw.randint(0, 4), draw.randint(2, 99))}
+    views = [made[kind] for kind in kinds]
+    draw.random.shuffle(views)
+    return shape, views
+
+
+def _layout(spec: tuple) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The shape and strides of the layout ``spec`` (see LAYOUTS) describes."""
+    shape, views = spec
+    t = torch.empty(shape, device="meta")
+    for view in views:
+        t = _viewed(t, view)
+    return tuple(t.shape), tuple(t.stride())
 
 
 def _factorization(draw: Draw, numel: int) -> tuple[int, ...]:
@@ -169,10 +221,10 @@ def _strides_seen(fn: Callable, shape: tuple, stride: tuple, new_shape: tuple) -
 
 @probe("test_view_strides", forbid=PLAIN_PYTHON)
 def view_strides(ns: Namespace, draw: Draw) -> list:
-    """view_strides on contiguous, permuted, sliced and expanded layouts, in plain Python"""
+    """view_strides on layouts any chain of views makes (sliced, stepped, permuted, selected, diagonal, expanded, size-1 dims with any stride), in plain Python"""
     cases = []
-    for _ in range(150):
-        shape, stride = _layout(draw)
+    for spec in examples(draw, LAYOUTS, 110) + [_paired(draw, kinds) for kinds in PAIRED_VIEWS for _ in range(5)]:
+        shape, stride = _layout(spec)
         numel = 1
         for n in shape:
             numel *= n
@@ -378,7 +430,8 @@ def patches(ns: Namespace, draw: Draw) -> list:
 def _diagnose_layouts(draw: Draw) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """Drawn layouts of every kind, plus the boundaries: 0-d, one element, size-1 dims with any stride,
     stride 0 on a size-1 dim (no overlap) and on a bigger one, gaps, overlapping windows torch cannot see."""
-    layouts = [_layout(draw) for _ in range(120)]
+    specs = examples(draw, LAYOUTS, 80) + [_paired(draw, kinds) for kinds in PAIRED_VIEWS for _ in range(5)]
+    layouts = [_layout(spec) for spec in specs]
     rows, cols, big = draw.randint(2, 5), draw.randint(2, 5), draw.randint(2, 99)
     layouts += [
         ((), ()), ((1,), (big,)), ((1, 1), (big, 0)), ((cols,), (draw.randint(2, 4),)),
