@@ -113,7 +113,7 @@ selfcheck: venv
 # Mutation testing of the labs' reference solutions (docs/authoring.md): grades only the mutants whose
 # committed results (course/*/probes/*.mutants.json) are stale, and fails below the target. Not part of
 # make test, whose tests/test_mutants.py only checks that the committed results are current.
-MUTANT_CHAPTERS ?= 01_autograd 02_tensors 03_modules 04_distributed
+MUTANT_CHAPTERS ?= 01_autograd 02_tensors 03_modules 04_distributed 05_deployment
 mutants: venv
 	$(BIN)/labs check --mutants --jobs $(JOBS) $(MUTANT_CHAPTERS)
 
