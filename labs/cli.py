@@ -192,6 +192,27 @@ def run(
     raise typer.Exit(0 if outcome.passed else 1)
 
 
+@app.command("run-merge")
+def run_merge(
+    shards: Annotated[list[Path], typer.Argument(help="the report folders of `labs run --shard i/n`, one per shard")],
+    report_dir: Annotated[Path, typer.Option("--report", help="folder for the merged reports")] = defaults.REPORT_DIR,
+    html: Annotated[bool, typer.Option("--html/--no-html", help="render the merged notebooks as a static site")] = False,
+) -> None:
+    """Merge sharded `labs run` reports into one report.json, junit.xml (and site): exit 1 if a notebook failed."""
+    from labs.run import report
+    from labs.run.merge import MergeError, write_merged
+
+    try:
+        merged = write_merged(shards, report_dir, html)
+    except MergeError as err:
+        fail(str(err))
+    report.print_summary(merged.results, console, merged.settings.get("device") or "cpu")
+    console.print(f"report: {', '.join(map(str, merged.reports))} (merged from {len(shards)} shards)")
+    if merged.site:
+        console.print(f"static course: {merged.site}")
+    raise typer.Exit(0 if all(r.passed for r in merged.results) else 1)
+
+
 @app.command()
 def check(
     chapters: ChaptersArg = None,
