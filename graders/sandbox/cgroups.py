@@ -5,11 +5,16 @@ zygote holds is the job's.
 
 Without write access to a cgroup hierarchy (not root, or a container that hides it), :func:`create`
 says why and the grader falls back on :mod:`graders.sandbox.watchdog`.
+
+Under a batch scheduler that already confines the grader (a Slurm task with task/cgroup: its memory group is
+``/slurm*/uid_U/job_J/step_S/task_T`` on v1, ``.../job_J/step_S/...`` on v2), the groups are made inside the
+task's own, so the job's limits bound every sandbox too, and :meth:`Group.describe` names the job's group.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import time
 from dataclasses import dataclass
@@ -17,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
+# A Slurm job's cgroup: slurm (or slurm_<node>) / uid_U / job_J on v1; slurmstepd.scope / job_J on v2.
+SLURM_GROUP = re.compile(r"/slurm[^/]*/(?:uid_\d+/)?job_(\d+)(?:/|$)")
 
 
 @dataclass
@@ -25,6 +32,7 @@ class Group:
 
     dirs: dict[str, Path]
     version: int
+    within: str = ""  # the scheduler's group the sandboxes nest in ("Slurm job 12 (memory:/slurm/...)"), if any
 
     def enter_command(self, cmd: list[str]) -> list[str]:
         """``cmd`` run by a shell that first moves itself into the group (its children follow)."""
@@ -79,7 +87,8 @@ class Group:
 
     def describe(self) -> str:
         """One line for the run's isolation summary."""
-        return f"cgroup v{self.version} per sandbox: memory and processes of a job together, CPU summed"
+        line = f"cgroup v{self.version} per sandbox: memory and processes of a job together, CPU summed"
+        return f"{line}; nested in {self.within}, whose limits bound them all" if self.within else line
 
 
 def _removed(folder: Path) -> bool:
@@ -117,6 +126,23 @@ def own_group(controller: str, proc_cgroup: str) -> str | None:
     return None
 
 
+def scheduler_group(proc_cgroup: str) -> str:
+    """The Slurm job cgroup this process runs in, as ``Slurm job J (controller:path)``, or "" outside one.
+
+    Only the controllers the grader's groups use count (v1: memory, pids, cpuacct; v2: the unified tree):
+    a cgroup Slurm made elsewhere (cpuset, freezer) does not confine the sandboxes' groups.
+    """
+    for line in proc_cgroup.splitlines():
+        _, names, path = line.split(":", 2)
+        controllers = names.split(",")
+        if names and not set(controllers) & set(V1_CONTROLLERS):
+            continue
+        found = SLURM_GROUP.search(path)
+        if found:
+            return f"Slurm job {found[1]}'s cgroup ({names or 'v2'}:{path})"
+    return ""
+
+
 def create(name: str) -> tuple[Group | None, str]:
     """A new group ``name`` under the grader's own, or None and why it cannot be made."""
     if os.environ.get("LABS_CGROUPS") == "0":
@@ -141,7 +167,7 @@ def _create_v1(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
             Group(dirs, 1).remove(wait=0)
             return None, f"cannot create {folder} ({err.strerror})"
         dirs[controller] = folder
-    return Group(dirs, 1), ""
+    return Group(dirs, 1, scheduler_group(proc_cgroup)), ""
 
 
 def _create_v2(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
@@ -160,7 +186,7 @@ def _create_v2(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
         except OSError:
             pass
         return None, f"cannot use {folder} ({err.strerror})"
-    return Group({"unified": folder}, 2), ""
+    return Group({"unified": folder}, 2, scheduler_group(proc_cgroup)), ""
 
 
 def _write_text(path: Path, text: str) -> None:
