@@ -18,23 +18,6 @@ def _report(report_dir: Path) -> dict[str, dict]:
     return {Path(r["notebook"]).parent.name: r for r in data["notebooks"]}
 
 
-def test_passing_course(tmp_path: Path):
-    result = labs("run", str(FIXTURES / "course"), "--smoke", "--report", str(tmp_path), "--jobs", "2")
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "starting kernels cold" not in result.stderr  # the kernels were forked from the zygote
-    data = json.loads((tmp_path / "report.json").read_text())
-    assert data["totals"] == {"notebooks": 2, "passed": 2, "failed": 0, "seconds": data["totals"]["seconds"],
-                              "skipped_cells": 0}
-    for record in data["notebooks"]:
-        assert record["executed_cells"] == record["code_cells"] > 0
-        assert record["peak_rss_mb"] > 50  # the kernel imported torch
-        assert Path(record["output"]).exists()
-    junit = (tmp_path / "junit.xml").read_text()
-    assert 'tests="2"' in junit and 'failures="0"' in junit
-    executed = Path(data["notebooks"][0]["output"]).read_text()
-    assert '"SMOKE = True' in executed or "SMOKE = True" in executed
-
-
 def test_failing_fixtures_fail_for_the_right_reason(tmp_path: Path):
     folders = ["raises", "timeout", "killed", "deprecated", "deprecated_torch", "empty"]
     result = labs("run", *(str(FAILING / f) for f in folders), "--timeout", "15", "--report", str(tmp_path),
@@ -106,14 +89,29 @@ def test_a_fast_notebook_is_no_silent_skip(tmp_path: Path):
     assert result.returncode == 0, result.stdout
 
 
-def test_record_timings_then_shard(tmp_path: Path):
+def test_passing_course_records_timings_then_shards(tmp_path: Path):
+    # One run of the fixture course both passes and records its timings (one `labs run` fewer, 2 kernels).
     timings = tmp_path / "timings.json"
-    result = labs("run", str(FIXTURES / "course"), "--smoke", "--device", "cpu", "--record-timings",
-                  "--timings", str(timings), "--report", str(tmp_path / "r"))
-    assert result.returncode == 0, result.stdout
-    recorded = json.loads(timings.read_text())["cpu-smoke"]
-    assert len(recorded) == 2 and all(v > 0 for v in recorded.values())
-    shards = [labs("run", str(FIXTURES / "course"), "--smoke", "--device", "cpu", "--shard", f"{i}/2",
+    result = labs("run", str(FIXTURES / "course"), "--smoke", "--report", str(tmp_path / "r"), "--jobs", "2",
+                  "--record-timings", "--timings", str(timings))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "starting kernels cold" not in result.stderr  # the kernels were forked from the zygote
+    data = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert data["totals"] == {"notebooks": 2, "passed": 2, "failed": 0, "seconds": data["totals"]["seconds"],
+                              "skipped_cells": 0}
+    for record in data["notebooks"]:
+        assert record["executed_cells"] == record["code_cells"] > 0
+        assert record["peak_rss_mb"] > 50  # the kernel imported torch
+        assert Path(record["output"]).exists()
+    junit = (tmp_path / "r" / "junit.xml").read_text()
+    assert 'tests="2"' in junit and 'failures="0"' in junit
+    executed = Path(data["notebooks"][0]["output"]).read_text()
+    assert '"SMOKE = True' in executed or "SMOKE = True" in executed
+
+    (key, recorded), = json.loads(timings.read_text()).items()  # "cpu-smoke", or "cuda-smoke" on a GPU runner
+    assert key.endswith("-smoke") and len(recorded) == 2 and all(v > 0 for v in recorded.values())
+    device = key.removesuffix("-smoke")
+    shards = [labs("run", str(FIXTURES / "course"), "--smoke", "--device", device, "--shard", f"{i}/2",
                    "--timings", str(timings), "--report", str(tmp_path / f"s{i}")) for i in (1, 2)]
     assert all(s.returncode == 0 for s in shards)
     ran = [[r["notebook"] for r in json.loads((tmp_path / f"s{i}" / "report.json").read_text())["notebooks"]]
