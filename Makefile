@@ -31,7 +31,7 @@ hub: venv proxy
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
 # follow them, never beside them. `make unit grading ...` runs stages one after another instead.
-LANES ?= grading,unit notebooks,selfcheck,site browser
+LANES ?= grading,unit notebooks,selfcheck,site browser,slurm
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,selfcheck,site
 
@@ -102,6 +102,14 @@ notebooks: venv
 browser: venv
 	$(BIN)/python -m pytest -q -m "browser and not hub"
 	$(BIN)/python -m pytest -q -m hub
+
+# A real Slurm cluster (ci/slurm.sh's one node; .ci/run starts it as root) grades a class of 200 with a job array,
+# one task cancelled and retried alone, and runs one chapter of the course as an array (tests/test_slurm.py,
+# docs/slurm.md): a stage of its own, after browser in its lane; without the cluster the tests skip and say so.
+.PHONY: slurm
+slurm: export OMP_NUM_THREADS ?= 1
+slurm: venv
+	LABS_SLURM=1 $(BIN)/python -m pytest -q --durations=10 tests/test_slurm.py
 
 # Every picture of the static course that `make notebooks` wrote, checked in Chromium.
 site: venv
