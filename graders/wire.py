@@ -27,9 +27,12 @@ import torch
 
 Plain = Any  # None, bool, int, float, str, torch.Tensor, and lists, tuples and str-keyed dicts of them
 
-DTYPES: dict[str, torch.dtype] = {str(d).removeprefix("torch."): d for d in (
+# The tensor dtypes that may leave a sandbox (a probe turns any other into a marker), by wire name.
+PLAIN_DTYPES: tuple[torch.dtype, ...] = (
     torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
-    torch.float32, torch.float64, torch.complex64, torch.complex128)}
+    torch.float32, torch.float64, torch.complex64, torch.complex128)
+DTYPES: dict[str, torch.dtype] = {str(d).removeprefix("torch."): d for d in PLAIN_DTYPES}
+MAX_STRING = 1000  # characters of one string; a probe cuts longer ones here, the grader refuses them
 MAX_INT_DIGITS = 40
 MAX_DIMS = 16
 
@@ -45,7 +48,7 @@ class Budget:
     max_bytes: int = 64 << 20
     max_values: int = 1_000_000  # as :func:`values_in` counts them, before parsing
     max_depth: int = 32
-    max_string: int = 1000
+    max_string: int = MAX_STRING
     seconds: float = 20.0
 
 
@@ -169,7 +172,8 @@ class _Walk:
         return out
 
     def tensor(self, spec: list) -> torch.Tensor:
-        if len(spec) != 4 or spec[0] not in DTYPES or type(spec[1]) is not list or len(spec[1]) > MAX_DIMS:
+        if len(spec) != 4 or type(spec[0]) is not str or spec[0] not in DTYPES or type(spec[1]) is not list \
+                or len(spec[1]) > MAX_DIMS:
             raise WireError("bad tensor descriptor")
         dtype, shape, offset, nbytes = DTYPES[spec[0]], spec[1], spec[2], spec[3]
         if not all(type(s) is int and s >= 0 for s in shape) or type(offset) is not int or type(nbytes) is not int:
@@ -177,7 +181,10 @@ class _Walk:
         itemsize = torch.empty((), dtype=dtype).element_size()
         if nbytes != math.prod(shape) * itemsize or offset < 0 or offset + nbytes > len(self.blob):
             raise WireError("tensor bytes do not match its shape")
-        if nbytes == 0:
-            return torch.empty(shape, dtype=dtype)
+        if nbytes == 0:  # beside a 0, any sizes make 0 bytes: torch refuses those whose strides overflow
+            try:
+                return torch.empty(shape, dtype=dtype)
+            except (RuntimeError, OverflowError) as err:
+                raise WireError("bad tensor descriptor") from err
         raw = bytearray(self.blob[offset:offset + nbytes])
         return torch.frombuffer(raw, dtype=torch.uint8).view(dtype).reshape(shape).clone()
