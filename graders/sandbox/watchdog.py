@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from graders.protocol import Status
 from graders.sandbox.cgroups import Group
 
 Usage = tuple[float, int]  # CPU seconds so far, bytes of memory now
@@ -81,7 +82,7 @@ class Watchdog:
 
     def __init__(self, budget: Budget, measure: Callable[[], Usage], kill: Callable[[], None]) -> None:
         self.budget, self.measure, self.kill = budget, measure, kill
-        self.verdict = ""
+        self.verdict: Status | None = None
         self.peak_bytes = 0
         self._stop = threading.Event()
         self._start_cpu = measure()[0]
@@ -94,17 +95,17 @@ class Watchdog:
             cpu, memory = self.measure()
             self.peak_bytes = max(self.peak_bytes, memory)
             if cpu - self._start_cpu > self.budget.cpu_seconds:
-                self.verdict = "cpu limit"
+                self.verdict = Status.CPU_LIMIT
             elif self.budget.memory_bytes and memory > self.budget.memory_bytes:
-                self.verdict = "memory limit"
+                self.verdict = Status.MEMORY_LIMIT
             elif time.monotonic() > self._deadline:
-                self.verdict = "timeout"
+                self.verdict = Status.TIMEOUT
             if self.verdict:
                 self.kill()
                 return
 
-    def stop(self) -> str:
-        """End the watch; the limit the job broke, or ""."""
+    def stop(self) -> Status | None:
+        """End the watch; the limit the job broke, or None."""
         self._stop.set()
         self._thread.join()
         return self.verdict

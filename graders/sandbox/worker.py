@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,16 @@ import psutil
 
 from graders import wire
 from graders.job import Job
+from graders.protocol import (
+    KIND_ASK_PROBES,
+    KIND_DONE,
+    Cell,
+    DoneHeader,
+    JobSpec,
+    Outcome,
+    ProbeRequest,
+    Status,
+)
 from graders.sandbox import cgroups, watchdog
 from graders.sandbox.jail import Limits
 from zygote.frames import read_frame, write_frame
@@ -38,15 +48,9 @@ SYSTEM_LINKS = {"/lib": "usr/lib", "/lib64": "usr/lib64", "/bin": "usr/bin", "/s
 
 
 @dataclass
-class JobOutcome:
+class JobOutcome(Outcome):
     """What came back from one job: its status, costs, isolation notes and (plain) result."""
 
-    status: str
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    max_rss_mb: int = 0
-    output_tail: str = ""
-    isolation: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
 
 
@@ -56,7 +60,13 @@ PROJECT_PACKAGES = ("graders", "labutils", "zygote")
 
 def package_folders() -> list[Path]:
     """Where the project's packages are, as this process imports them."""
-    return [Path(importlib.util.find_spec(name).origin).parent for name in PROJECT_PACKAGES]
+    folders = []
+    for name in PROJECT_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+        folders.append(Path(spec.origin).parent)
+    return folders
 
 
 def package_path() -> str:
@@ -167,7 +177,7 @@ class Worker:
         # under the grader's uid when a separate one cannot work; labs grade never does.
         self.uid_optional = not use_bwrap
         self.log = log
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.group: cgroups.Group | None = None
         self.limit_note = ""
         self.zygote: int | None = None  # its pid as the grader sees it, once ready
@@ -186,7 +196,7 @@ class Worker:
         self.limit_note = self.group.describe() if self.group else (
             f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
         cmd = self.group.enter_command(cmd) if self.group else cmd
-        stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115 - lives with the worker
+        stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # lives with the worker
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                          env=None if self.use_bwrap else job_env(self.threads),
@@ -197,8 +207,8 @@ class Worker:
 
     def wait_ready(self) -> None:
         """Block until the zygote reports it has imported what jobs need."""
-        ready = read_frame(self.proc.stdout.fileno())
-        if ready is None:
+        ready = read_frame(self._pipes()[1])
+        if ready is None or self.proc is None:
             raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})"
                                + start_failure_hint(self.log))
         if self.group:
@@ -207,55 +217,61 @@ class Worker:
         self.zygote = self.proc.pid if not self.use_bwrap else find_zygote(self.proc.pid)
 
     def _watch(self) -> watchdog.Watchdog:
-        proc = self.proc
+        kill = self.proc.kill if self.proc else (lambda: None)
         budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes,
                                  self.limits.wall_seconds + watchdog.WALL_GRACE)
         measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote)
-        return watchdog.Watchdog(budget, measure, proc.kill)
+        return watchdog.Watchdog(budget, measure, kill)
 
     def run(self, job: Job) -> JobOutcome:
         """Run ``job`` in a fresh jailed process; restarts the sandbox if it died."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        spec = {"cells": [c.__dict__ for c in job.cells], "limits": asdict(self.limits),
-                "uid": FIRST_UID + self.slot, "uid_optional": self.uid_optional, "env": {**job_env(self.threads), **job.env},
-                "base_processes": base_processes(),
-                "keep": [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")]}
-        probes = {"source": job.probes_source, "file": job.probes_file, "salt": job.salt, "traceback": job.traceback,
-                  "only": job.probes_only}
+        spec = JobSpec([Cell(c.key, c.source, c.graded) for c in job.cells], asdict(self.limits),
+                       FIRST_UID + self.slot, self.uid_optional, {**job_env(self.threads), **job.env},
+                       base_processes(), [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")])
+        probes = ProbeRequest(job.probes_source, job.probes_file, job.salt, job.traceback, job.probes_only)
         oom_kills = self.group.oom_kills() if self.group else 0
         watch, started = self._watch(), time.monotonic()
+        stdin, stdout = self._pipes()
         try:
-            write_frame(self.proc.stdin.fileno(), json.dumps(spec).encode())
-            header = self._converse(json.dumps(probes).encode())
-            result = read_frame(self.proc.stdout.fileno()) if header is not None else None
+            write_frame(stdin, spec.to_frame())
+            header = self._converse(stdin, stdout, probes.to_frame())
+            result = read_frame(stdout) if header is not None else None
         except (OSError, ValueError, MemoryError):
             header = result = None
         finally:
             broken = watch.stop()
         if header is None or result is None:
             self.close()
-            return JobOutcome(broken or "worker died", seconds=round(time.monotonic() - started, 3))
+            return JobOutcome(broken or Status.WORKER_DIED, seconds=round(time.monotonic() - started, 3))
         outcome = outcome_of(header)
-        if outcome.status != "ok" and (broken or (self.group and self.group.oom_kills() > oom_kills)):
-            outcome.status = broken or "memory limit"
-        if outcome.status == "ok":
+        if outcome.status != Status.OK and (broken or (self.group and self.group.oom_kills() > oom_kills)):
+            outcome.status = broken or Status.MEMORY_LIMIT
+        if outcome.status == Status.OK:
             outcome.result = parse_result(header, result)
             if outcome.result is None:
-                outcome.status = "bad result"
+                outcome.status = Status.BAD_RESULT
         return outcome
 
-    def _converse(self, probes: bytes) -> dict | None:
+    def _pipes(self) -> tuple[int, int]:
+        """The running zygote's stdin and stdout descriptors."""
+        if self.proc is None or self.proc.stdin is None or self.proc.stdout is None:
+            raise RuntimeError(f"sandbox worker {self.slot} is not running")
+        return self.proc.stdin.fileno(), self.proc.stdout.fileno()
+
+    @staticmethod
+    def _converse(stdin: int, stdout: int, probes: bytes) -> dict[str, Any] | None:
         """Frames from the supervisor until its final header; probes go in only when it asks."""
         asked = False
-        while (frame := read_frame(self.proc.stdout.fileno())) is not None:
+        while (frame := read_frame(stdout)) is not None:
             message = read_header(frame)
             if message is None:
                 return None
-            if message.get("kind") == "probes?" and not asked:
+            if message.get("kind") == KIND_ASK_PROBES and not asked:
                 asked = True
-                write_frame(self.proc.stdin.fileno(), probes)
-            elif message.get("kind") == "done":
+                write_frame(stdin, probes)
+            elif message.get("kind") == KIND_DONE:
                 return message
             else:
                 return None
@@ -314,11 +330,9 @@ def set_oom_floor(pid: int) -> None:
 HEADER_BYTES = 4 << 20
 HEADER_VALUES = 100_000  # JSON values in a header (wire.values_in): a supervisor's honest one holds a few hundred
 EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
-SUPERVISOR_STATUSES = frozenset({"ok", "timeout", "crashed", "output limit", "result too large", "bad result"})
-HEADER_FIELDS = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss_mb": int, "output_tail": str}
 
 
-def read_header(frame: bytes) -> dict | None:
+def read_header(frame: bytes) -> dict[str, Any] | None:
     """A supervisor's JSON message, or None when it is not a small JSON object."""
     if len(frame) > HEADER_BYTES or wire.values_in(frame) > HEADER_VALUES:
         return None
@@ -329,22 +343,12 @@ def read_header(frame: bytes) -> dict | None:
     return message if isinstance(message, dict) else None
 
 
-def outcome_of(header: dict) -> JobOutcome:
+def outcome_of(header: dict[str, Any]) -> JobOutcome:
     """The header's fields, each of the type it must have (a wrong one makes the job's status "bad result")."""
-    values = {}
-    for name, kind in HEADER_FIELDS.items():
-        value = header.get(name)
-        if kind is float and type(value) is int:
-            value = float(value)
-        if type(value) is not kind:
-            return JobOutcome("bad result")
-        values[name] = value
-    if values["status"] not in SUPERVISOR_STATUSES:
-        return JobOutcome("bad result")
-    notes = header.get("isolation")
-    isolation = [n[:300] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
-    return JobOutcome(values["status"], values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
-                      values["output_tail"][-4096:], isolation)
+    done = DoneHeader.from_message(header)
+    if done is None:
+        return JobOutcome(Status.BAD_RESULT)
+    return JobOutcome(done.status, done.seconds, done.cpu_seconds, done.max_rss_mb, done.output_tail, done.isolation)
 
 
 def parse_cells(cells: Any) -> dict[str, dict[str, Any]] | None:

@@ -5,10 +5,11 @@ The zygote never touches job data: it forks a supervisor *first*, and the superv
 job from stdin and answers on stdout; when it exits, the zygote forks the next one. So nothing of an
 earlier job (spec, probes, salt, result) ever exists in the memory a job is forked from.
 
-Protocol on stdin/stdout (frames: 8-byte little-endian length, then the bytes):
-  grader -> supervisor: job spec (JSON: cells, limits, environment; no probes, no salt)
-  supervisor -> grader: {"kind": "probes?"} once the notebook has run; grader -> supervisor: probes
-  supervisor -> grader: {"kind": "done", status, times, isolation, cells}, then the result (:mod:`graders.wire`)
+Protocol on stdin/stdout (frames: 8-byte little-endian length, then the bytes; every message is a
+type of :mod:`graders.protocol`):
+  grader -> supervisor: JobSpec (cells, limits, environment; no probes, no salt)
+  supervisor -> grader: ASK_PROBES once the notebook has run; grader -> supervisor: ProbeRequest
+  supervisor -> grader: DoneHeader (status, times, isolation, cells), then the result (:mod:`graders.wire`)
 
 Process tree per job: zygote -> supervisor (own uid and namespaces) -> job process (pid 1 of its pid
 namespace: when it ends, everything the submission started ends with it).
@@ -25,8 +26,10 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+from graders.protocol import ASK_PROBES, DoneHeader, JobSpec, ProbeRequest, Ready, Status
 from graders.sandbox import jail
 from zygote.child import close_all_but, reseed
 from zygote.frames import frame, read_frame, write_all, write_frame
@@ -107,47 +110,46 @@ def loopback_up() -> str:
     return "loopback only (no network)"
 
 
-def _step(notes: list[str], what: str, action: Any) -> None:
+def _step(notes: list[str], what: str, action: Callable[[], str]) -> None:
     try:
         notes.append(action())
     except Exception as err:  # noqa: BLE001 - a missing layer is reported, never hidden
         notes.append(f"NOT ACTIVE: {what} ({err})")
 
 
-def _job_process(spec: dict, pipes: dict[str, int], notes: list[str]) -> None:
+def _job_process(spec: JobSpec, pipes: dict[str, int], notes: list[str]) -> None:
     """Pid 1 of the job's namespaces: finish the jail, run the cells, then (only then) the probes."""
     import torch
 
     from graders import wire
     from graders.job import Cell, execute_cells, run_probes
 
-    limits = jail.Limits(**spec["limits"])
-    _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.get("keep", [])))
+    limits = jail.Limits(**spec.limits)
+    _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.keep))
     _step(notes, "loopback", loopback_up)
     os.environ.clear()
-    os.environ.update(spec["env"])
-    _step(notes, "resource limits", lambda: jail.set_limits(limits, spec.get("base_processes", 0)))
+    os.environ.update(spec.env)
+    _step(notes, "resource limits", lambda: jail.set_limits(limits, spec.base_processes))
     _step(notes, "capabilities", jail.drop_capabilities)
     os.write(pipes["control"], (json.dumps(notes) + "\n").encode())
-    if not spec.get("uid_optional") and any(n.startswith("NOT ACTIVE: separate uid") for n in notes):
+    if not spec.uid_optional and any(n.startswith("NOT ACTIVE: separate uid") for n in notes):
         os._exit(71)  # untrusted code never runs as the grader's uid: the job ends as crashed, nothing ran
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(pipes["output"], 1)
     os.dup2(pipes["output"], 2)
     reseed()  # a job's random state is its own, not the zygote's
-    torch.set_num_threads(int(spec["env"].get("OMP_NUM_THREADS", "1")))
+    torch.set_num_threads(int(spec.env.get("OMP_NUM_THREADS", "1")))
     if "labutils.launch" in sys.modules:  # the lab launches ranks: fork their zygote while nothing else ran
         from labutils.launch.launcher import base_env
         from labutils.launch.zygote import fork_zygote_here
 
         fork_zygote_here(base_env())
-    cells, ns = execute_cells([Cell(**c) for c in spec["cells"]])
+    cells, ns = execute_cells([Cell(c.key, c.source, c.graded) for c in spec.cells])
     os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
     os.close(pipes["control"])
-    probes = json.loads(read_frame(pipes["probes"]) or b"{}")
-    observations = run_probes(probes.get("source", ""), probes.get("file", ""), ns, int(probes.get("salt", 0)),
-                              bool(probes.get("traceback")), list(probes.get("only", [])))
+    probes = ProbeRequest.from_frame(read_frame(pipes["probes"]) or b"")
+    observations = run_probes(probes.source, probes.file, ns, probes.salt, probes.traceback, probes.only)
     sys.stdout.flush()
     sys.stderr.flush()
     data = wire.encode({"probes": observations})
@@ -161,12 +163,12 @@ def _serve(out: int) -> None:
         frame = read_frame(0)
         if frame is None:
             os._exit(EXIT_NO_MORE_JOBS)
-        spec = json.loads(frame)
+        spec = JobSpec.from_frame(frame)
         pairs = {name: os.pipe() for name in ("output", "control", "result", "probes")}
         close_all_but({0, out, 2, *(fd for pair in pairs.values() for fd in pair)})
         os.setsid()
         notes: list[str] = []
-        _step(notes, "separate uid", lambda: jail.drop_to_uid(spec["uid"]))
+        _step(notes, "separate uid", lambda: jail.drop_to_uid(spec.uid))
         _step(notes, "namespaces", lambda: jail.private_namespaces(network=True))
         started = time.monotonic()
         pid = fork_checked()
@@ -177,10 +179,10 @@ def _serve(out: int) -> None:
         for name in ("output", "control", "result"):
             os.close(pairs[name][1])
         os.close(pairs["probes"][0])
-        watch = _Watch(pid, jail.Limits(**spec["limits"]), {n: pairs[n][0] for n in ("output", "control", "result")},
+        watch = _Watch(pid, jail.Limits(**spec.limits), {n: pairs[n][0] for n in ("output", "control", "result")},
                        pairs["probes"][1], lambda: _ask_for_probes(out))
         header, result = _finish(pid, watch, started)
-        write_frame(out, json.dumps(header).encode())
+        write_frame(out, header.to_frame())
         write_frame(out, result)
         os._exit(0)
     except BaseException as err:  # noqa: BLE001 - the supervisor must never return into the zygote's loop
@@ -190,7 +192,7 @@ def _serve(out: int) -> None:
 
 def _ask_for_probes(out: int) -> bytes:
     """The notebook has run: ask the grader for the probes (a frame for the job's probes pipe)."""
-    write_frame(out, json.dumps({"kind": "probes?"}).encode())
+    write_frame(out, ASK_PROBES)
     return frame(read_frame(0) or b"{}")
 
 
@@ -205,13 +207,15 @@ class _Watch:
     namespace cannot start one).
     """
 
-    def __init__(self, pid: int, limits: jail.Limits, reads: dict[str, int], probes_fd: int, fetch_probes: Any) -> None:
+    def __init__(self, pid: int, limits: jail.Limits, reads: dict[str, int], probes_fd: int,
+                 fetch_probes: Callable[[], bytes]) -> None:
         self.pid, self.limits, self.selector, self.fetch_probes = pid, limits, selectors.DefaultSelector(), fetch_probes
         self.probes_fd, self.pending = probes_fd, memoryview(b"")
         self.data = {name: bytearray() for name in reads}
-        self.output_bytes, self.verdict = 0, ""
+        self.output_bytes = 0
+        self.verdict: Status | None = None
         self.notes: list[str] = []
-        self.cells: dict | None = None
+        self.cells: dict[str, Any] | None = None
         self.ended: tuple[int, Any] | None = None  # the job's wait status and resource usage, once reaped
         for name, fd in reads.items():
             os.set_blocking(fd, False)
@@ -225,7 +229,7 @@ class _Watch:
         while not self.verdict and (self.ended is None or self.selector.get_map()):
             left = deadline - time.monotonic()
             if left <= 0:
-                self.verdict = "timeout"
+                self.verdict = Status.TIMEOUT
                 break
             wait = min(left, 1.0 if self.exit_fd is not None else EXIT_POLL_SECONDS)
             for key, _ in self.selector.select(timeout=wait):
@@ -269,20 +273,20 @@ class _Watch:
             self.output_bytes += len(chunk)
             self.data["output"] = (self.data["output"] + chunk)[-TAIL_BYTES:]
             if self.output_bytes > self.limits.output_bytes:
-                self.verdict = "output limit"
+                self.verdict = Status.OUTPUT_LIMIT
         elif key.data == "control":
             self._control(chunk)
         else:
             self.data["result"] += chunk
             if len(self.data["result"]) > self.limits.result_bytes:
-                self.verdict = "result too large"
+                self.verdict = Status.RESULT_TOO_LARGE
 
     def _control(self, chunk: bytes) -> None:
         if self.cells is not None:
             return  # after the cells line, nothing the job says on this pipe counts
         self.data["control"] += chunk
         if len(self.data["control"]) > CONTROL_BYTES:
-            self.verdict = "bad result"
+            self.verdict = Status.BAD_RESULT
             return
         *lines, rest = self.data["control"].split(b"\n")
         self.data["control"] = bytearray(rest)
@@ -290,7 +294,7 @@ class _Watch:
             if line.startswith(b"cells "):
                 self.cells = _json_or_none(line[6:])
                 if not isinstance(self.cells, dict):
-                    self.verdict = "bad result"
+                    self.verdict = Status.BAD_RESULT
                     return
                 self.pending = memoryview(self.fetch_probes())
                 os.set_blocking(self.probes_fd, False)
@@ -316,14 +320,14 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _json_or_none(data: bytes) -> Any:
+def _json_or_none(data: bytes | bytearray) -> Any:
     try:
         return json.loads(data)
     except (ValueError, RecursionError):
         return None
 
 
-def _finish(pid: int, watch: _Watch, started: float) -> tuple[dict, bytes]:
+def _finish(pid: int, watch: _Watch, started: float) -> tuple[DoneHeader, bytes]:
     """Watch the job to its end (or kill it at a limit); the header and result bytes."""
     watch.run(started + watch.limits.wall_seconds)
     if watch.verdict and watch.ended is None:  # once reaped, the pid may be another process's
@@ -333,12 +337,13 @@ def _finish(pid: int, watch: _Watch, started: float) -> tuple[dict, bytes]:
     exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     finished = exited and bool(watch.data["result"]) and watch.cells is not None
     forged = exited and bool(watch.data["result"]) and watch.cells is None  # a result before the notebook ended
-    header = {"kind": "done", "status": watch.verdict or ("ok" if finished else "bad result" if forged else "crashed"),
-              "exit_code": os.waitstatus_to_exitcode(status), "seconds": round(time.monotonic() - started, 3),
-              "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 3), "max_rss_mb": usage.ru_maxrss // 1024,
-              "output_bytes": watch.output_bytes, "output_tail": watch.data["output"].decode(errors="replace"),
-              "isolation": watch.notes, "cells": watch.cells or {}}
-    return header, bytes(watch.data["result"]) if header["status"] == "ok" else b""
+    header = DoneHeader(watch.verdict or (Status.OK if finished else Status.BAD_RESULT if forged else Status.CRASHED),
+                        seconds=round(time.monotonic() - started, 3),
+                        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 3), max_rss_mb=usage.ru_maxrss // 1024,
+                        output_tail=watch.data["output"].decode(errors="replace"), isolation=watch.notes,
+                        cells=watch.cells or {}, exit_code=os.waitstatus_to_exitcode(status),
+                        output_bytes=watch.output_bytes)
+    return header, bytes(watch.data["result"]) if header.status == Status.OK else b""
 
 
 def main() -> None:
@@ -347,7 +352,7 @@ def main() -> None:
     os.dup2(2, 1)  # stray prints (of the warm-up, of a job) must not corrupt the protocol
     failed = warm_up(sys.argv[1:])
     ctypes.CDLL(None).prctl(jail.PR_SET_DUMPABLE, 0, 0, 0, 0)  # jobs may not ptrace or read this process
-    write_frame(out, json.dumps({"ready": True, "warm_failed": failed, "threads": threading.active_count()}).encode())
+    write_frame(out, Ready(failed, threading.active_count()).to_frame())
     while True:
         pid = fork_checked()
         if pid == 0:
