@@ -13,7 +13,9 @@ skip, saying how to start one, unless LABS_REQUIRE_SLURM=1 (set by .ci/run), whe
 - The course array in smoke mode, on one chapter (CHAPTER below: the whole course twice would cost minutes of
   both cores), merged by `labs run-merge`: the same verdicts as `labs run CHAPTER --smoke` on one machine.
 
-The scheduler_group cases at the end need no cluster (they run in `make unit`).
+The cases at the end need no cluster (they run in `make unit`): the two scripts run by bash as a task would, with
+`labs` stubbed (shards 1/N .. N/N, a retry alone keeping its shard, the device a GPU task gets, the merge), and
+how the grader recognises Slurm's cgroup.
 """
 
 from __future__ import annotations
@@ -269,6 +271,52 @@ def test_course_array_matches_one_machine(cluster: str, tmp_path: Path) -> None:
     shards = [json.loads((tmp_path / "course" / f"shard-{i}" / "report.json").read_text())["notebooks"]
               for i in (1, 2)]
     assert all(shards) and not {n["notebook"] for n in shards[0]} & {n["notebook"] for n in shards[1]}
+
+
+def _script(tmp_path: Path, script: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """Run an sbatch script as a task would, ``labs`` stubbed to print its arguments (no cluster needed)."""
+    stub = tmp_path / "labs-stub"
+    stub.write_text('#!/bin/sh\necho "labs $*"\n')
+    stub.chmod(0o755)
+    base = {"PATH": os.environ["PATH"], "LABS": str(stub), "REPORTS": str(tmp_path / "reports"),
+            "SLURM_SUBMIT_DIR": str(ROOT), "SLURM_ARRAY_JOB_ID": "77"}
+    return subprocess.run(["bash", str(ROOT / script), *args], env=base | env, capture_output=True, text=True,
+                          timeout=30)
+
+
+def test_grade_script_shards_and_retries_without_a_cluster(tmp_path: Path) -> None:
+    need = {"SUBMISSIONS": "/subs", "GRADEBOOK_URL": "postgresql://u:p@db/grades", "CHAPTER": "fx_basic"}
+    lines = []
+    for i in range(1, TASKS + 1):
+        proc = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": str(i),
+                                                                   "SLURM_ARRAY_TASK_COUNT": str(TASKS)})
+        assert proc.returncode == 0, proc.stderr
+        lines.append(proc.stdout.splitlines()[-1])
+    assert lines[0] == (f"labs grade /subs --shard 1/{TASKS} --db postgresql://u:p@db/grades --report "
+                        f"{tmp_path}/reports/shard-1 --root {tmp_path}/reports/root/shard-1 --jobs 1 --chapter fx_basic")
+    assert [line.split("--shard ")[1].split()[0] for line in lines] == [f"{i}/{TASKS}" for i in range(1, TASKS + 1)]
+    retry = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "1"})
+    assert f"--shard 1/{TASKS} " in retry.stdout  # alone in its array, still 1 of the recorded N
+    other = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": "1", "SHARDS": "5"})
+    assert other.returncode == 2 and "split in 4 shards, not 5" in other.stderr
+    missing = _script(tmp_path, "ci/slurm/grade.sbatch", {"SLURM_ARRAY_TASK_ID": "1"})
+    assert missing.returncode != 0 and "set SUBMISSIONS" in missing.stderr
+
+
+def test_course_script_devices_and_merge_without_a_cluster(tmp_path: Path) -> None:
+    task = {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "2", "SMOKE": "1", "NOTEBOOKS": CHAPTER}
+    cpu = _script(tmp_path, "ci/slurm/course.sbatch", task)
+    assert cpu.stdout.splitlines()[-1] == (f"labs run {CHAPTER} --shard 2/2 --device cpu --jobs 1 --report "
+                                           f"{tmp_path}/reports/shard-2 --smoke")
+    gpu = _script(tmp_path, "ci/slurm/course.sbatch", task | {"SLURM_JOB_GPUS": "0"})
+    assert "--device cuda" in gpu.stdout  # Slurm gave the task a GPU (--gres=gpu:1)
+    (tmp_path / "reports" / "shard-1").mkdir()  # shard 2 has not reported: the merge says so, and merges shard 1
+    partial = _script(tmp_path, "ci/slurm/course.sbatch", {}, "merge")
+    assert "1 of 2 shards reported" in partial.stderr
+    (tmp_path / "reports" / "shard-2").mkdir()
+    merge = _script(tmp_path, "ci/slurm/course.sbatch", {}, "merge")
+    assert merge.stdout.splitlines()[-1] == (f"labs run-merge {tmp_path}/reports/shard-1/ {tmp_path}/reports/shard-2/ "
+                                             f"--report {tmp_path}/reports --html")
 
 
 @pytest.mark.parametrize(("proc_cgroup", "within"), [
