@@ -10,7 +10,7 @@ from labutils.notebook import cuda_only, resolve_device, seed_everything, setup
 __all__ = ["cuda_only", "load_ipython_extension", "resolve_device", "seed_everything", "setup"]
 
 
-def load_ipython_extension(ipython) -> None:  # noqa: ANN001 (IPython's own type)
+def load_ipython_extension(ipython) -> None:
     """Register the course's IPython magics (``%%torchrun``)."""
     from labutils.launch.magic import register_magics
 

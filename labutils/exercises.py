@@ -82,7 +82,7 @@ def check_function(name: str, fn: Callable[..., Any], cases: Sequence[Case], why
         except NotImplementedError:
             print(f"[{name}] not answered yet: write the function in the exercise cell, then run this cell.")
             return Outcome(False)
-        except Exception as err:  # the student's code: report it, never stop the lesson
+        except Exception as err:  # noqa: BLE001 - the student's code: report it, never stop the lesson
             print(f"[{name}] not yet: {fn.__name__}{_args(args)} raised {type(err).__name__}: {err}. {why}")
             return Outcome(False)
         if not same(got, expected):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Literal
 
 import numpy as np
 import torch
 
-DeviceSpec = Literal["auto", "cpu", "cuda"]
 DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 
 
@@ -27,6 +25,11 @@ def resolve_device(device: str = "auto") -> str:
     if device == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("DEVICE='cuda' was requested but torch.cuda.is_available() is False")
     return device
+
+
+def gpu_count() -> int:
+    """CUDA devices this process can use (0 without CUDA)."""
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
 def seed_everything(seed: int = 0) -> None:

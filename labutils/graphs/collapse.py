@@ -114,14 +114,14 @@ def with_saved_boxes(graph: AutogradGraph, show_saved: bool) -> AutogradGraph:
 def _group_node(group_id: str, kind: str, title: str, members: list[GraphNode],
                 stack: tuple[str, ...]) -> GraphNode:
     autograd = [m for m in members if m.kind in AUTOGRAD_KINDS]
-    params = [m for m in autograd if m.tensor is not None]
+    params = [m.tensor for m in autograd if m.tensor is not None]
     storages = frozenset(s.storage for m in autograd for s in m.saved).union(*(m.storages for m in autograd))
     lines = [f"{sum(m.kind == OP for m in autograd):,} ops"]
     if params:
-        numel = sum(m.tensor.numel() for m in params)
+        numel = sum(t.numel() for t in params)
         lines.append(f"{len(params)} params, {numel:,} values")
-        grads = [m.tensor.grad for m in params]
-        if all(g is not None for g in grads):
+        grads = [t.grad for t in params if t.grad is not None]
+        if len(grads) == len(params):
             norm = sum(float(g.double().pow(2).sum()) for g in grads) ** 0.5
             lines.append(f"grad |.|={norm:.3g}")
     if storages:
@@ -140,11 +140,11 @@ def regroup(graph: AutogradGraph, group_of: dict[str, str],
         members.setdefault(group, []).append(graph.nodes[node_id])
     nodes: dict[str, GraphNode] = {}
     for node_id, node in graph.nodes.items():
-        group = group_of.get(node_id)
-        if group is None:
+        into = group_of.get(node_id)
+        if into is None:
             nodes[node_id] = node
-        elif group not in nodes:
-            nodes[group] = make(group, members[group])
+        elif into not in nodes:
+            nodes[into] = make(into, members[into])
 
     get = group_of.get
 

@@ -80,8 +80,9 @@ def shortest_path(graph: AutogradGraph, target_id: str) -> list[str]:
                 queue.append(nxt)
     if target_id not in came_from:
         return []
-    path, node = [], target_id
-    while node is not None:
-        path.append(node)
-        node = came_from[node]
+    path: list[str] = []
+    step: str | None = target_id
+    while step is not None:
+        path.append(step)
+        step = came_from[step]
     return path[::-1]

@@ -45,7 +45,7 @@ def render_matplotlib(drawn: AutogradGraph, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _draw_edge(ax, drawn: AutogradGraph, edge, coords, half_height) -> None:  # noqa: ANN001
+def _draw_edge(ax, drawn: AutogradGraph, edge, coords, half_height) -> None:
     """Forward arrow from the input (``edge.dst``) to its consumer (``edge.src``)."""
     (x0, y0), (x1, y1) = coords[edge.dst], coords[edge.src]
     if edge.kind == GRAD:

@@ -190,7 +190,7 @@ class _Builder:
 
     def _describe(self, node_id: str, fn: object) -> GraphNode:
         if type(fn) is _ACCUMULATE_GRAD:
-            return self._describe_leaf(node_id, fn, fn.variable)  # type: ignore[attr-defined]
+            return self._describe_leaf(node_id, fn, fn.variable)  # type: ignore[union-attr]
         stack = self.modules.stack_of_node(fn) if self.modules else ()
         saved, problem = describe.saved_tensors(fn)
         node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack, saved=saved,

@@ -50,8 +50,9 @@ from labutils.launch.procs import (
     supervise,
 )
 from labutils.launch.ship import ShipError, ship
+from labutils.launch.specs import CellSpec, FunctionSpec
 from labutils.launch.zygote import fork_rank, start_zygote
-from labutils.notebook import resolve_device
+from labutils.notebook import gpu_count, resolve_device
 
 __all__ = ["LaunchError", "LaunchTimeoutError", "RankFailedError", "ShipError", "choose_backend", "launch",
            "run_cell", "warm_up"]
@@ -64,7 +65,7 @@ def choose_backend(backend: str = "auto", device: str = "auto", nproc: int = 2) 
     backend = backend.lower()
     if backend not in ("auto", "gloo", "nccl"):
         raise ValueError(f"backend must be auto, gloo or nccl, got {backend!r}")
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    gpus = gpu_count()
     if backend == "auto":
         return "nccl" if resolve_device(device) == "cuda" and gpus >= nproc else "gloo"
     if backend == "nccl" and gpus < nproc:
@@ -134,6 +135,11 @@ def _forked_first_rank(argv: list[str], env: dict[str, str], folder: Path, procs
     return True
 
 
+def _fixed(path: Path) -> Callable[[], Path | None]:
+    """A FileTail's ``path_of`` for a file whose name is known in advance."""
+    return lambda: path
+
+
 def _start_ranks(world_size: int, spec: Path, env: dict[str, str], warm: bool, procs: list,
                  readers: list[PipeReader | FileTail], tails: dict[int, PrefixedLines]) -> None:
     """Start the ranks (forked by the zygote when ``warm``, else fresh interpreters), filling the lists."""
@@ -145,8 +151,8 @@ def _start_ranks(world_size: int, spec: Path, env: dict[str, str], warm: bool, p
         elif warm:
             procs.append(fork_rank(argv, env, spec.parent, rank))
         if warm:
-            readers += [FileTail(lambda path=spec.parent / f"rank{rank}.out": path, out),
-                        FileTail(lambda path=spec.parent / f"rank{rank}.err": path, tails[rank])]
+            readers += [FileTail(_fixed(spec.parent / f"rank{rank}.out"), out),
+                        FileTail(_fixed(spec.parent / f"rank{rank}.err"), tails[rank])]
         else:
             proc = subprocess.Popen([sys.executable, "-m", "labutils.launch.worker", *argv], stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, env=env, start_new_session=True)
@@ -183,15 +189,13 @@ def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: flo
         torch.save(list(args), tmp / "args.pt")
         store = torch.distributed.TCPStore("127.0.0.1", 0, None, True, timedelta(seconds=pg_timeout),
                                            wait_for_workers=False)
-        spec = {"target": target.__dict__, "args": str(tmp / "args.pt"), "results": str(tmp / "results"),
-                "errors": str(tmp / "errors"), "host": "127.0.0.1", "port": store.port, "backend": backend,
-                "world_size": world_size, "pg_timeout": pg_timeout, "sys_path": _sys_path()}
-        (tmp / "spec.json").write_text(json.dumps(spec))
+        spec = FunctionSpec(target, str(tmp / "args.pt"), str(tmp / "results"), str(tmp / "errors"), "127.0.0.1",
+                            store.port, backend, world_size, pg_timeout, _sys_path()).write(tmp / "spec.json")
         tails: dict[int, PrefixedLines] = {}
         procs: list = []
         readers: list[PipeReader | FileTail] = []
         try:
-            _start_ranks(world_size, tmp / "spec.json", rank_env(run_id, tmp), warm, procs, readers, tails)
+            _start_ranks(world_size, spec, rank_env(run_id, tmp), warm, procs, readers, tails)
             outcome = supervise(procs, readers, timeout)
         finally:
             stop_run(procs, run_id)
@@ -238,9 +242,7 @@ def run_cell(source: str, nproc: int = 2, *, timeout: float = 300.0, backend: st
         tmp = Path(tmp_name)
         cell = tmp / "cell.py"
         cell.write_text(source)
-        spec = {"cell": str(cell), "variables": variables, "backend": backend, "errors": str(tmp / "errors"),
-                "sys_path": _sys_path()}
-        (tmp / "spec.json").write_text(json.dumps(spec))
+        spec = CellSpec(str(cell), backend, str(tmp / "errors"), variables, _sys_path()).write(tmp / "spec.json")
         logs = tmp / "logs"
         procs: list[subprocess.Popen] = []
         readers: list[FileTail | PipeReader] = []
@@ -248,7 +250,7 @@ def run_cell(source: str, nproc: int = 2, *, timeout: float = 300.0, backend: st
         agent_log = tmp / "torchrun.log"
         try:
             with open(agent_log, "wb") as agent_out:
-                procs.append(subprocess.Popen(torchrun_command(nproc, tmp / "spec.json", logs), stdout=agent_out,
+                procs.append(subprocess.Popen(torchrun_command(nproc, spec, logs), stdout=agent_out,
                                               stderr=subprocess.STDOUT, env=rank_env(run_id, tmp),
                                               start_new_session=True))
             for rank in range(nproc):

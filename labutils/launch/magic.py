@@ -19,19 +19,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from labutils.launch.launcher import run_cell, warm_up
-from labutils.notebook import resolve_device
+from labutils.notebook import gpu_count, resolve_device
 
 
 def cuda_ranks_available(device: str, nproc: int) -> bool:
     """True when ``device`` resolves to CUDA and there is one GPU per rank."""
-    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    return resolve_device(device) == "cuda" and gpus >= nproc
+    return resolve_device(device) == "cuda" and gpu_count() >= nproc
 
 
 @magics_class
@@ -57,14 +55,16 @@ class TorchrunMagics(Magics):
             raise UsageError(f"-n must be >= 1, got {args.nproc}")
         what = args.cuda_only.strip("'\"") if args.cuda_only is not None else None
         if what is not None and not cuda_ranks_available(args.device, args.nproc):
-            gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
             print(f"SKIPPED on {resolve_device(args.device)}: {what} needs {args.nproc} CUDA "
-                  f"devices, one per rank ({gpus} here); run with DEVICE='cuda' on a multi-GPU machine.")
+                  f"devices, one per rank ({gpu_count()} here); run with DEVICE='cuda' on a multi-GPU machine.")
             return
-        missing = [name for name in args.vars if name not in self.shell.user_ns]
+        if self.shell is None:
+            raise UsageError("%%torchrun runs in an IPython shell")
+        namespace = self.shell.user_ns
+        missing = [name for name in args.vars if name not in namespace]
         if missing:
             raise UsageError(f"--vars names not defined in the notebook: {', '.join(missing)}")
-        variables = {name: self.shell.user_ns[name] for name in args.vars}
+        variables = {name: namespace[name] for name in args.vars}
         run_cell(cell, args.nproc, timeout=args.timeout, backend=args.backend, device=args.device,
                  variables=variables)
 

@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import psutil
 
@@ -76,7 +76,7 @@ class PrefixedLines:
 class PipeReader:
     """Non-blocking reader of a subprocess pipe, feeding a :class:`PrefixedLines`."""
 
-    def __init__(self, pipe, lines: PrefixedLines) -> None:  # noqa: ANN001 (a binary file object)
+    def __init__(self, pipe, lines: PrefixedLines) -> None:
         self.fd = pipe.fileno()
         self.pipe = pipe
         os.set_blocking(self.fd, False)
@@ -109,7 +109,7 @@ class FileTail:
 
     def __init__(self, path_of: Callable[[], Path | None], lines: PrefixedLines) -> None:
         self.path_of = path_of
-        self.handle = None
+        self.handle: BinaryIO | None = None
         self.lines = lines
 
     def pump(self) -> None:
@@ -118,7 +118,7 @@ class FileTail:
             path = self.path_of()
             if path is None or not path.exists():
                 return
-            self.handle = open(path, "rb")  # noqa: SIM115 (kept open while tailing)
+            self.handle = open(path, "rb")  # kept open while tailing
         while data := self.handle.read(65536):
             self.lines.feed(data)
 

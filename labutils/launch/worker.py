@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from labutils.launch.procs import KERNEL_PID_ENV
+from labutils.launch.ship import Target
+from labutils.launch.specs import CellSpec, FunctionSpec, read_spec
 from zygote.client import pid_alive
 
 _SKIP_FILES = {__file__, runpy.__file__}
@@ -78,13 +80,13 @@ def report_failure(error_dir: Path, rank: int, text: str) -> None:
     os._exit(1)
 
 
-def run_cell(spec: dict[str, Any]) -> None:
+def run_cell(spec: CellSpec) -> None:
     """Run the cell file as ``__main__`` (torchrun has set RANK, WORLD_SIZE, MASTER_* ...)."""
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    header = dict(spec["variables"])
-    header["BACKEND"] = spec["backend"]
-    header["DEVICE"] = f"cuda:{local_rank}" if spec["backend"] == "nccl" else "cpu"
-    runpy.run_path(spec["cell"], init_globals=header, run_name="__main__")
+    header = dict(spec.variables)
+    header["BACKEND"] = spec.backend
+    header["DEVICE"] = f"cuda:{local_rank}" if spec.backend == "nccl" else "cpu"
+    runpy.run_path(spec.cell, init_globals=header, run_name="__main__")
     import torch.distributed as dist
 
     if dist.is_initialized():  # the cell left its group open: meet, then release it (see module doc)
@@ -92,17 +94,19 @@ def run_cell(spec: dict[str, Any]) -> None:
         dist.destroy_process_group()
 
 
-def load_function(target: dict[str, Any]) -> Any:
+def load_function(target: Target) -> Any:
     """Import the function a :class:`labutils.launch.ship.Target` describes."""
-    if target["path"]:
-        module_spec = importlib.util.spec_from_file_location(target["module"], target["path"])
+    if target.path:
+        module_spec = importlib.util.spec_from_file_location(target.module, target.path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot load {target.module} from {target.path}")
         module = importlib.util.module_from_spec(module_spec)
-        sys.modules[target["module"]] = module
+        sys.modules[target.module] = module
         module_spec.loader.exec_module(module)
     else:
-        module = importlib.import_module(target["module"])
+        module = importlib.import_module(target.module)
     found: Any = module
-    for part in target["qualname"].split("."):
+    for part in target.qualname.split("."):
         found = getattr(found, part)
     return found
 
@@ -119,37 +123,36 @@ def _to_cpu(value: Any) -> Any:
     return value
 
 
-def run_function(spec: dict[str, Any], rank: int) -> None:
+def run_function(spec: FunctionSpec, rank: int) -> None:
     """Join the process group, call the function, save its result, shut down cleanly."""
     import torch
     import torch.distributed as dist
 
-    world_size = spec["world_size"]
+    world_size = spec.world_size
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                      LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR=spec["host"], MASTER_PORT=str(spec["port"]))
-    fn = load_function(spec["target"])
-    args = torch.load(spec["args"], weights_only=True)
-    timeout = timedelta(seconds=spec["pg_timeout"])
-    store = dist.TCPStore(spec["host"], spec["port"], None, False, timeout=timeout)
-    if spec["backend"] == "nccl":
+                      LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR=spec.host, MASTER_PORT=str(spec.port))
+    fn = load_function(spec.target)
+    args = torch.load(spec.args, weights_only=True)
+    timeout = timedelta(seconds=spec.pg_timeout)
+    store = dist.TCPStore(spec.host, spec.port, None, False, timeout=timeout)
+    if spec.backend == "nccl":
         torch.cuda.set_device(rank)
-    dist.init_process_group(spec["backend"], store=store, rank=rank, world_size=world_size, timeout=timeout)
+    dist.init_process_group(spec.backend, store=store, rank=rank, world_size=world_size, timeout=timeout)
     result = fn(*args)
-    torch.save(_to_cpu(result), Path(spec["results"]) / f"rank{rank}.pt")
+    torch.save(_to_cpu(result), Path(spec.results) / f"rank{rank}.pt")
     if dist.is_initialized():
-        dist.barrier(device_ids=[rank] if spec["backend"] == "nccl" else None)
+        dist.barrier(device_ids=[rank] if spec.backend == "nccl" else None)
         dist.destroy_process_group()
 
 
 def main(argv: list[str]) -> None:
-    """Entry point: ``cell SPEC`` or ``function SPEC RANK``."""
-    mode, spec_path = argv[0], argv[1]
-    spec = json.loads(Path(spec_path).read_text())
+    """Entry point: ``cell SPEC`` or ``function SPEC RANK`` (the spec says which: :mod:`labutils.launch.specs`)."""
+    spec = read_spec(Path(argv[1]))
     start_watchdog()
-    sys.path[:0] = [entry for entry in spec["sys_path"] if entry not in sys.path]
-    rank = int(argv[2]) if mode == "function" else int(os.environ.get("RANK", "0"))
+    sys.path[:0] = [entry for entry in spec.sys_path if entry not in sys.path]
+    rank = int(argv[2]) if isinstance(spec, FunctionSpec) else int(os.environ.get("RANK", "0"))
     try:
-        if mode == "cell":
+        if isinstance(spec, CellSpec):
             run_cell(spec)
         else:
             run_function(spec, rank)
@@ -158,11 +161,11 @@ def main(argv: list[str]) -> None:
             os._exit(0)  # result saved, group destroyed: skip interpreter teardown (saves ~1 s per rank)
     except SystemExit as exc:
         if exc.code not in (None, 0):
-            report_failure(Path(spec["errors"]), rank, f"SystemExit: {exc.code}\n")
+            report_failure(Path(spec.errors), rank, f"SystemExit: {exc.code}\n")
         raise
     except BaseException as exc:  # noqa: BLE001 (every failure goes back to the parent)
-        first_file = spec.get("cell") if mode == "cell" else None
-        report_failure(Path(spec["errors"]), rank, user_traceback(exc, first_file))
+        first_file = spec.cell if isinstance(spec, CellSpec) else None
+        report_failure(Path(spec.errors), rank, user_traceback(exc, first_file))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from labutils.launch.procs import KERNEL_PID_ENV
+from labutils.launch.procs import KERNEL_PID_ENV, RUN_ID_ENV
 from zygote.client import ForkedChild, Zygote
 from zygote.server import ForkRefused
 
@@ -45,7 +45,7 @@ def zygote_pid() -> int | None:
 
 def _zygote_env(env: dict[str, str]) -> dict[str, str]:
     """The zygote's own environment: the ranks', less what is per run, single-threaded."""
-    env = {key: value for key, value in env.items() if key not in ("TMPDIR", "LABUTILS_RUN_ID")}
+    env = {key: value for key, value in env.items() if key not in ("TMPDIR", RUN_ID_ENV)}
     env.setdefault(KERNEL_PID_ENV, str(os.getpid()))
     env.update({ZYGOTE_ENV: "1", "OMP_NUM_THREADS": "1"})
     return env
@@ -65,9 +65,10 @@ def _adopt(zygote: Zygote) -> Zygote:
 
 def _ensure_started(env: dict[str, str]) -> Zygote:
     """Start the zygote unless one is alive (call with the lock held); does not wait for it."""
-    if _Factory.zygote is None or not _Factory.zygote.alive():
-        _adopt(Zygote.start(TARGET, PRELOAD, _zygote_env(env), folder=_new_folder(), name=NAME))
-    return _Factory.zygote
+    zygote = _Factory.zygote
+    if zygote is None or not zygote.alive():
+        zygote = _adopt(Zygote.start(TARGET, PRELOAD, _zygote_env(env), folder=_new_folder(), name=NAME))
+    return zygote
 
 
 def fork_zygote_here(env: dict[str, str]) -> bool:

@@ -31,7 +31,7 @@ class OpRecorder(TorchDispatchMode):
         # Eager-only mode: skip the per-op torch._disable_dynamo wrapper (about a third of our cost).
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         name = _ALLOCATING.get(func)
         if name is None:

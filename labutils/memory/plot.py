@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -35,7 +36,7 @@ class MemoryPlot:
     def __init__(self, figure: Figure) -> None:
         self.figure = figure
 
-    def save(self, path: str | Path, **kwargs: object) -> Path:
+    def save(self, path: str | Path, **kwargs: Any) -> Path:
         """Write the figure (format from the suffix: .png, .svg, .pdf); returns the path."""
         path = Path(path)
         self.figure.savefig(path, bbox_inches="tight", **kwargs)
@@ -70,7 +71,7 @@ def draw_timeline(ax: Axes, timeline: TimelineData, unit: tuple[str, float], tit
     ax.stackplot(x, *ys, labels=list(CATEGORIES), colors=[COLORS[c] for c in CATEGORIES],
                  step="post", alpha=0.9, zorder=2)
     if timeline.samples[0].cuda_allocated is not None:
-        allocated = [s.cuda_allocated / size for s in timeline.samples]
+        allocated = [(s.cuda_allocated or 0) / size for s in timeline.samples]
         ax.step(x, allocated + allocated[-1:], where="post", color="black", linewidth=1,
                 label="cuda.memory_allocated", zorder=3)
     peak = timeline.peak_sample()

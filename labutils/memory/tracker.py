@@ -158,13 +158,14 @@ class MemoryTracker:
     def _on_free(self, ref: weakref.ref) -> None:
         """Weakref callback: the storage is gone; later samples no longer count it."""
         key, record = self._refs.pop(ref, (None, None))
-        if record is None or not self._active:
+        if key is None or record is None or not self._active:
             return
         record.freed = len(self._steps)
         if self._live.get(key) is record:
             del self._live[key]
 
     def _register_existing(self) -> None:
+        tensor: torch.Tensor
         for tensor in self._params:
             self._record(tensor, "parameters")
         for tensor in self.model.buffers():
@@ -207,7 +208,7 @@ class MemoryTracker:
             self._stack.callback(pre.remove)
             self._stack.callback(post.remove)
 
-    def _enter_module(self, label: str):  # noqa: ANN202
+    def _enter_module(self, label: str):
         def hook(*_: object) -> None:
             self._modules.append(label)
 

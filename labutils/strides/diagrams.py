@@ -133,11 +133,11 @@ def plan_show(lay: Layout, name: str = "t") -> Plan:
     grid_x, grid_y = (width - grid.width) / 2, strip_y + strip_h + STRIP_GAP
     _grid_boxes(plan, grid, name, grid_x, grid_y, face_of)
     if len(grid.cells) <= MAX_LINES and strip_h == 1.0:  # lines only to a one-row strip
-        for cell in grid.cells:
-            if cell.storage_index in xs:
-                sx, sy = xs[cell.storage_index]
-                plan.lines.append(Line(grid_x + cell.x + 0.5, grid_y + cell.y, sx + 0.5, sy + 1.0,
-                                       face_of(cell.storage_index)))
+        for placed in grid.cells:
+            if placed.storage_index in xs:
+                sx, sy = xs[placed.storage_index]
+                plan.lines.append(Line(grid_x + placed.x + 0.5, grid_y + placed.y, sx + 0.5, sy + 1.0,
+                                       face_of(placed.storage_index)))
     plan.width, plan.height = width, grid_y + grid.height
     return plan
 

@@ -35,7 +35,7 @@ def storage_indices_from(shape: tuple[int, ...], stride: tuple[int, ...], offset
 
 def storage_indices(t: torch.Tensor) -> torch.Tensor:
     """Storage index (in elements of ``t.dtype``) of every element of ``t``; same shape as ``t``."""
-    return storage_indices_from(tuple(t.shape), tuple(t.stride()), t.storage_offset())
+    return storage_indices_from(tuple(t.shape), tuple(t.stride()), int(t.storage_offset()))
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -168,7 +168,7 @@ def layout(t: torch.Tensor) -> Layout:
     return Layout(
         shape=tuple(t.shape),
         stride=tuple(t.stride()),
-        offset=t.storage_offset(),
+        offset=int(t.storage_offset()),
         dtype=t.dtype,
         itemsize=t.element_size(),
         storage_ptr=storage.data_ptr(),
