@@ -1,8 +1,11 @@
 """The student's path, in a real browser (Playwright driving Debian's Chromium, headless).
 
 1. `labs lab` serves the released course; a lesson of every chapter is opened in JupyterLab, switched to
-   SMOKE = True in its parameters cell, run with Run > Run All Cells; no cell may end in an error and every
-   cell that draws must show its picture. Screenshots: build/report/browser/<chapter>__<lesson>.png.
+   SMOKE = True in its parameters cell, and run up to its first picture (else its first self-check) with
+   Run > Run All Above Selected Cell, then that cell with Shift+Enter; none of those cells may end in an
+   error and the picture must show. (The notebooks stage, `labs run course --smoke`, executes every cell of
+   every lesson; a whole lesson again in the browser cost the suite about 2 CPU-minutes and proved no more
+   of the student's path.) Screenshots: build/report/browser/<chapter>__<lesson>.png.
 2. In every lab, the student runs the first exercise's visible tests on the blank release (they fail), pastes
    a correct solution, runs it and its tests (they pass). Screenshots: ...__blank.png and ...__solved.png.
 3. Rebuilding the release afterwards leaves the files the student saved from the browser byte for byte.
@@ -35,6 +38,7 @@ LESSON_TIMEOUT = 900.0
 VISUALIZER = re.compile(r"\b(draw_graph|strides\.(show|compare)|memory\.(compare|track_step))\b")
 DRAWING_CALLS = {"draw_graph", "graphs.draw_graph", "strides.show", "strides.compare", "memory.compare",
                  "plt.show"}
+SELF_CHECK = re.compile(r"\bexercises\.check\(")
 
 
 @pytest.fixture(autouse=True)
@@ -89,30 +93,47 @@ def first_exercise(nb: nbformat.NotebookNode) -> tuple[int, int]:
     return solution, tests
 
 
+def stop_cell(nb: nbformat.NotebookNode) -> tuple[int, bool]:
+    """Where the browser's run of a lesson stops, and whether that cell draws: the first code cell that
+    draws (``draws``), else the first self-check, else the last code cell."""
+    code = [(i, c.source) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    drawing = [i for i, source in code if draws(source)]
+    if drawing:
+        return drawing[0], True
+    checks = [i for i, source in code if SELF_CHECK.search(source)]
+    return (checks or [code[-1][0]])[0], False
+
+
 def run_lesson(page, server: LabServer, rel: str) -> list[str]:
-    """Open a lesson, set SMOKE = True, Run All Cells; problems found (empty when the lesson is fine)."""
+    """Open a lesson, set SMOKE = True, run it up to its first picture (else self-check); problems found
+    (empty when the student's path is fine)."""
     released = nbformat.read(server.workspace / rel, as_version=4)
     parameters = smoke_parameters(released.cells[0].source)
     if "SMOKE = True" not in parameters:
         return [f"{rel}: no `SMOKE = False` line in the parameters cell"]
+    stop, stop_draws = stop_cell(released)
     book = LabNotebook(page.context, server, rel, page).open()
     problems = []
     try:
         book.set_source(0, parameters)
-        book.menu("Run", "Run All Cells")
+        book.select(stop)
+        book.menu("Run", "Run All Above Selected Cell")
+        book.wait_idle(timeout=LESSON_TIMEOUT)
+        book.select(stop)
+        book.run_selected()
         book.wait_idle(timeout=LESSON_TIMEOUT)
         saved = book.save()
         states = book.cell_states()
         assert len(states) == len(saved.cells), f"{rel}: {len(states)} cells shown, {len(saved.cells)} saved"
-        problems += [f"{rel}: {e}" for e in error_outputs(saved)]
-        code = [i for i, c in enumerate(saved.cells) if c.cell_type == "code"]
+        problems += [f"{rel}: {e}" for e in error_outputs(saved, upto=stop + 1)]
+        code = [i for i, c in enumerate(saved.cells[:stop + 1]) if c.cell_type == "code"]
         not_run = [i for i in code if saved.cells[i].execution_count is None]
         if not_run and not problems:
             problems.append(f"{rel}: cells {not_run} never ran")
-        drawing = sorted(set(picture_cells(saved)) | {i for i, c in enumerate(saved.cells)
-                                                       if c.cell_type == "code" and draws(c.source)})
-        if VISUALIZER.search(str(released)) and not drawing:
-            problems.append(f"{rel}: uses a visualizer but no cell drew a picture")
+        drawing = sorted({i for i in picture_cells(saved) if i <= stop}
+                         | {i for i in code if draws(saved.cells[i].source)})
+        if VISUALIZER.search(str(released)) and not stop_draws:
+            problems.append(f"{rel}: uses a visualizer but no cell's last line draws")
         for i in drawing:
             state = book.wait_for_pictures(i)
             if not state["pictures"] or state["broken"]:
