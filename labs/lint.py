@@ -23,10 +23,9 @@ from graders.coursedir import (
 from labs import copies, lint_rules
 from labs.lint_rules import Problem, assigned_names
 from labs.lint_stated_rules import stated_rules_enforced
-from labs.notebooks import BadInput, read
+from labs.notebooks import PARAMETERS, BadInput, read
 from labs.run import skips
 
-REQUIRED_PARAMETERS = ("DEVICE", "SMOKE")
 SOLUTION_MARKERS = (SOLUTION_BEGIN, SOLUTION_END)
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
 EXERCISE_TAG, SELF_CHECK_TAG = "exercise", "self-check"
@@ -69,7 +68,7 @@ def _parameters_cell(path: Path, nb: NotebookNode) -> list[Problem]:
     problems = []
     if "parameters" not in cell.metadata.get("tags", []):
         problems.append(Problem(path, 0, "first cell must be tagged 'parameters' (papermill)"))
-    missing = [name for name in REQUIRED_PARAMETERS if name not in assigned_names(cell.source)]
+    missing = [name for name in PARAMETERS if name not in assigned_names(cell.source)]
     if missing:
         problems.append(Problem(path, 0, f"parameters cell must define {' and '.join(missing)}"))
     return problems

@@ -11,8 +11,8 @@ from pathlib import Path
 from nbformat import NotebookNode
 
 from graders.coursedir import HIDDEN_BEGIN, HIDDEN_END, nbgrader_meta, probes_file
+from labs.notebooks import PARAMETERS
 
-PARAMETERS = ("DEVICE", "SMOKE")  # "Cell 0 ... holds exactly the parameters"
 HIDDEN_MARKERS = (HIDDEN_BEGIN, HIDDEN_END)
 NBGRADER_KEYS = ("grade", "grade_id", "locked", "schema_version", "solution", "task")
 SCHEMA_VERSION = 3

@@ -108,12 +108,13 @@ def probe_facts(probes: Path) -> ProbeFacts:
         tree = ast.parse(probes.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return ProbeFacts({}, set())  # labs/lint.py reports a missing or unparsable probe file
-    keywords, functions = {}, set(DEFINED.findall(probes.read_text(encoding="utf-8")))
+    keywords: dict[str, dict[str, ast.expr]] = {}
+    functions = set(DEFINED.findall(probes.read_text(encoding="utf-8")))
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             for deco in node.decorator_list:
                 if (isinstance(deco, ast.Call) and getattr(deco.func, "id", "") == "probe" and deco.args
-                        and isinstance(deco.args[0], ast.Constant)):
+                        and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, str)):
                     keywords[deco.args[0].value] = {k.arg: k.value for k in deco.keywords if k.arg}
     return ProbeFacts(keywords, functions)
 

@@ -9,6 +9,13 @@ import nbformat
 from nbformat import NotebookNode
 
 NotebookPath = Path
+# What `labs run` injects into a notebook's parameters cell (papermill), and all that cell may hold.
+PARAMETERS = ("DEVICE", "SMOKE")
+
+
+def parameters(device: str, smoke: bool) -> dict[str, str | bool]:
+    """The values of :data:`PARAMETERS` a run injects, by name."""
+    return dict(zip(PARAMETERS, (device, smoke), strict=True))
 
 
 class BadInput(Exception):
@@ -48,7 +55,7 @@ def read(path: Path) -> NotebookNode:
         raise
     except UnicodeDecodeError:
         raise BadInput(f"{path}: not UTF-8 text") from None
-    except Exception as err:  # nbformat raises several types for a malformed notebook
+    except Exception as err:  # noqa: BLE001 - nbformat raises several types for a malformed notebook
         raise BadInput(f"{path}: not a valid notebook ({type(err).__name__}: {err})") from None
 
 

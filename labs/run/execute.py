@@ -14,6 +14,7 @@ import papermill
 from nbclient.exceptions import DeadKernelError
 from papermill.exceptions import PapermillExecutionError
 
+from labs.notebooks import parameters
 from labs.run import skips
 from labs.run.kernels import WarmKernel
 
@@ -61,7 +62,12 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
     spec.output.parent.mkdir(parents=True, exist_ok=True)
     spec.workdir.mkdir(parents=True, exist_ok=True)
     timed_out = threading.Event()
-    watchdog = threading.Timer(spec.timeout, lambda: (timed_out.set(), kernel.kill()))
+
+    def stop() -> None:
+        timed_out.set()
+        kernel.kill()
+
+    watchdog = threading.Timer(spec.timeout, stop)
     failure: tuple[int | None, str] | None = None
     extra: dict = {}
     start = time.perf_counter()
@@ -71,7 +77,7 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
         watchdog.start()
         papermill.execute_notebook(
             str(spec.notebook), str(spec.output),
-            parameters={"DEVICE": spec.device, "SMOKE": spec.smoke},
+            parameters=parameters(spec.device, spec.smoke),
             kernel_name="python3", km=kernel.manager, progress_bar=False, log_output=False,
             request_save_on_cell_execute=True,
         )
@@ -79,7 +85,7 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
         failure = (_source_index(err.cell_index), f"{err.ename}: {ANSI.sub('', str(err.evalue))}".strip())
     except DeadKernelError:
         failure = (None, "kernel died")
-    except Exception as err:  # a kernel that could not start, a timeout while waiting for a reply
+    except Exception as err:  # noqa: BLE001 - a kernel that could not start, a timeout waiting for a reply
         failure = (None, f"{type(err).__name__}: {ANSI.sub('', str(err))}".splitlines()[0])
     finally:
         watchdog.cancel()

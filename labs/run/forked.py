@@ -141,7 +141,7 @@ class ZygoteProvisioner(LocalProvisioner):
             return str(err)
         except (OSError, ValueError) as err:
             return f"{type(err).__name__}: {err}"
-        self.process = ForkedChild(pid, self.exit_file, self.address.alive)
+        self.process = ForkedChild(pid, self.exit_file, self.address.alive)  # type: ignore[assignment]  # Popen's API
         self.pid = self.pgid = pid  # the child started its own session before the zygote answered
         self.cwd = cwd
         return None

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.util import Finalize
+from typing import Any
 
 from labs.run.execute import NotebookResult, RunSpec, execute
 from labs.run.forked import ZygoteAddress, kernel_zygote
@@ -41,7 +42,7 @@ class _KernelSupply:
         if self.next is not None:
             try:
                 self.next.result(timeout=120).shutdown()
-            except Exception:
+            except Exception:  # noqa: BLE001 - a spare kernel that failed to start has nothing to shut down
                 pass
         self.starter.shutdown(wait=False)
 
@@ -59,7 +60,7 @@ def _run(spec: RunSpec) -> NotebookResult:
     assert _supply is not None, "runner process not initialised"
     try:
         kernel = _supply.take()
-    except Exception as err:
+    except Exception as err:  # noqa: BLE001 - a kernel that did not start fails its notebook, not the run
         return NotebookResult(str(spec.notebook), "failed", 0.0, str(spec.output),
                               error=f"kernel did not start: {type(err).__name__}: {err}")
     return execute(spec, kernel)
@@ -73,7 +74,7 @@ def _main_module_hidden() -> Iterator[None]:
     CLI (graders, nbgrader, torch), several seconds of CPU per runner process.
     """
     main = sys.modules["__main__"]
-    saved = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
     main.__dict__.pop("__file__", None)
     main.__spec__ = None
     try:
@@ -82,8 +83,7 @@ def _main_module_hidden() -> Iterator[None]:
         main.__dict__.update(saved)
 
 
-def run_all(specs: list[RunSpec], jobs: int, env: dict[str, str],
-            on_done: Callable[[NotebookResult], None] = lambda r: None) -> Iterator[NotebookResult]:
+def run_all(specs: list[RunSpec], jobs: int, env: dict[str, str]) -> Iterator[NotebookResult]:
     """Execute ``specs`` on ``jobs`` runner processes; yields results as notebooks finish.
 
     Runner processes are forks of a forkserver that imported this module (papermill, jupyter_client)
@@ -103,8 +103,7 @@ def run_all(specs: list[RunSpec], jobs: int, env: dict[str, str],
             spec = futures[future]
             try:
                 result = future.result()
-            except Exception as err:  # a runner process that died: report it, keep the batch going
+            except Exception as err:  # noqa: BLE001 - a runner process that died: report it, keep the batch going
                 result = NotebookResult(str(spec.notebook), "failed", 0.0, str(spec.output),
                                         error=f"runner crashed: {type(err).__name__}: {err}")
-            on_done(result)
             yield result
