@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from graders import paths as defaults
 from labs.console import console, err_console, fail, printable
 from labs.options import parse_shard, parse_size, resolve_device
 
@@ -32,7 +33,7 @@ WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's f
 ReleaseBuildOpt = Annotated[Path, typer.Option("--build", help="nbgrader course folder for the release")]
 RootOpt = Annotated[Path, typer.Option("--root", help="nbgrader course folder (gradebook, autograded, feedback)")]
 DbOpt = Annotated[str | None, typer.Option("--db", help="SQLAlchemy URL of the gradebook (default: SQLite in --root)")]
-DEFAULT_PATHS = [Path("course")]
+DEFAULT_PATHS = [defaults.COURSE]
 
 
 def _quiet_nbgrader() -> None:
@@ -72,8 +73,8 @@ def _isolation_warning() -> None:
 
 @new_app.command("chapter")
 def new_chapter(name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tricks")],
-                exercise: ExercisesOpt = None, course_dir: CourseOpt = Path("course"),
-                wrong_dir: WrongDirOpt = Path("tests/wrong_solutions")) -> None:
+                exercise: ExercisesOpt = None, course_dir: CourseOpt = defaults.COURSE,
+                wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS) -> None:
     """A chapter folder with a lesson and a lab (lab_<topic>), its probes and wrong solutions."""
     from labs import scaffold
 
@@ -87,8 +88,8 @@ def new_chapter(name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tric
 @new_app.command("lab")
 def new_lab(chapter: Annotated[str, typer.Argument(help="an existing chapter folder name")],
             name: Annotated[str, typer.Argument(help="the lab is lab_<name>.ipynb")],
-            exercise: ExercisesOpt = None, course_dir: CourseOpt = Path("course"),
-            wrong_dir: WrongDirOpt = Path("tests/wrong_solutions")) -> None:
+            exercise: ExercisesOpt = None, course_dir: CourseOpt = defaults.COURSE,
+            wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS) -> None:
     """A lab in an existing chapter, with a probe file and wrong solutions per exercise."""
     from labs import scaffold
 
@@ -139,8 +140,10 @@ def run(
     smoke: Annotated[bool, typer.Option("--smoke", help="inject SMOKE=True: tiny sizes")] = False,
     shard: Annotated[str | None, typer.Option(help="run only shard i/n, split by recorded duration")] = None,
     timeout: Annotated[float, typer.Option(help="seconds per notebook before its kernel is killed")] = 600,
-    report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = Path(
-        "build/report"),
+    report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = (
+        defaults.REPORT_DIR),
+    cache_dir: Annotated[Path, typer.Option("--cache", help="the kernels' caches (inductor, matplotlib)")] = (
+        defaults.KERNEL_CACHE),
     record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
     timings_file: Annotated[Path | None, typer.Option("--timings", help="recorded durations (for --shard)")] = None,
     html: Annotated[bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")] = False,
@@ -165,7 +168,7 @@ def run(
     except ValueError as err:
         fail(f"--shard: {err}")
     request = RunRequest(paths or DEFAULT_PATHS, _device(device), smoke, jobs, shard_spec, timeout, report_dir,
-                         timings_file or timings.TIMINGS_FILE)
+                         timings_file or timings.TIMINGS_FILE, cache_dir)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("notebooks", total=None)
@@ -216,10 +219,10 @@ def run_merge(
 @app.command()
 def check(
     chapters: ChaptersArg = None,
-    course_dir: CourseOpt = Path("course"),
-    wrong_dir: WrongDirOpt = Path("tests/wrong_solutions"),
-    right_dir: RightDirOpt = Path("tests/right_solutions"),
-    build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = Path("build/check"),
+    course_dir: CourseOpt = defaults.COURSE,
+    wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS,
+    right_dir: RightDirOpt = defaults.RIGHT_SOLUTIONS,
+    build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = defaults.CHECK_BUILD,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel")] = 2,
     sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="--no-sandbox: grade without bubblewrap "
                                           "(a quick try while writing probes, or where bwrap is missing)")] = True,
@@ -279,12 +282,12 @@ def _check_mutants(folders: list[Path], build: Path, jobs: int, sandbox: bool) -
 
 
 ExchangeRootOpt = Annotated[Path, typer.Option("--exchange-root", help="nbgrader's exchange folder (labs hub's)")]
-DEFAULT_EXCHANGE = Path("build/hub/exchange")
+DEFAULT_EXCHANGE = defaults.EXCHANGE
 
 
 @app.command()
-def release(chapters: ChaptersArg = None, course_dir: CourseOpt = Path("course"),
-            build: ReleaseBuildOpt = Path("build/nbgrader"), workspace: WorkspaceOpt = Path("student"),
+def release(chapters: ChaptersArg = None, course_dir: CourseOpt = defaults.COURSE,
+            build: ReleaseBuildOpt = defaults.RELEASE_BUILD, workspace: WorkspaceOpt = defaults.STUDENT_WORKSPACE,
             exchange: Annotated[bool, typer.Option("--exchange", help="also put each chapter's lab in nbgrader's "
                                                    "exchange (students fetch it in the Assignments tab)")] = False,
             exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
@@ -312,7 +315,7 @@ def release(chapters: ChaptersArg = None, course_dir: CourseOpt = Path("course")
 
 @app.command()
 def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to collect")],
-            course_dir: CourseOpt = Path("course"), root: RootOpt = Path("build/grading"),
+            course_dir: CourseOpt = defaults.COURSE, root: RootOpt = defaults.GRADING_ROOT,
             exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
     """Collect each student's latest submission from the exchange into ROOT/submitted (for labs grade)."""
     from graders import coursedir
@@ -334,8 +337,8 @@ def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to coll
 def grade(
     submissions: Annotated[Path, typer.Argument(help="folder <student>/<chapter>/<lab>.ipynb, or a zip of one")],
     chapter: ChapterOpt = None,
-    course_dir: CourseOpt = Path("course"),
-    root: RootOpt = Path("build/grading"),
+    course_dir: CourseOpt = defaults.COURSE,
+    root: RootOpt = defaults.GRADING_ROOT,
     db: DbOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)")] = 0,
     timeout: Annotated[float, typer.Option(help="wall-clock seconds per submission")] = 300,
@@ -394,7 +397,7 @@ def grade(
 @app.command()
 def feedback(chapter: ChapterOpt = None,
              student: Annotated[str | None, typer.Option(help="one student (default: all graded)")] = None,
-             course_dir: CourseOpt = Path("course"), root: RootOpt = Path("build/grading"), db: DbOpt = None,
+             course_dir: CourseOpt = defaults.COURSE, root: RootOpt = defaults.GRADING_ROOT, db: DbOpt = None,
              release_to: Annotated[bool, typer.Option("--release", help="also hand it back through the exchange "
                                                       "(students fetch it in the Assignments tab)")] = False,
              exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
@@ -430,7 +433,7 @@ def _written(summary: str, errors: list[str]) -> None:
 def export(
     format: Annotated[str, typer.Option("--format", help="csv | gradescope")] = "csv",
     out: Annotated[Path | None, typer.Option("--out", help="file (csv) or folder (gradescope)")] = None,
-    root: RootOpt = Path("build/grading"),
+    root: RootOpt = defaults.GRADING_ROOT,
     db: DbOpt = None,
 ) -> None:
     """Export grades: CSV from the gradebook, or Gradescope results.json per submission."""
@@ -459,10 +462,10 @@ def export(
 def lab(
     port: Annotated[int, typer.Option(help="port on 127.0.0.1")] = 8888,
     token: Annotated[str | None, typer.Option(help="access token (default: random, printed)")] = None,
-    workspace: WorkspaceOpt = Path("student"),
-    course_dir: CourseOpt = Path("course"),
+    workspace: WorkspaceOpt = defaults.STUDENT_WORKSPACE,
+    course_dir: CourseOpt = defaults.COURSE,
     open_browser: Annotated[bool, typer.Option("--browser/--no-browser")] = True,
-    build: ReleaseBuildOpt = Path("build/nbgrader"),
+    build: ReleaseBuildOpt = defaults.RELEASE_BUILD,
 ) -> None:
     """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
     from labs.lab import forward_stop_signals, listening, start_jupyterlab
@@ -482,13 +485,13 @@ def lab(
 @app.command()
 def hub(
     port: Annotated[int, typer.Option(help="JupyterHub's port on 127.0.0.1")] = 8000,
-    root: Annotated[Path, typer.Option("--root", help="homes, exchange, config and state of the class")] = Path(
-        "build/hub"),
+    root: Annotated[Path, typer.Option("--root", help="homes, exchange, config and state of the class")] = (
+        defaults.HUB_ROOT),
     instructor: Annotated[str, typer.Option(help="the instructor's user name (admin, formgrader)")] = "instructor",
     student: Annotated[list[str] | None, typer.Option("--student", help="a student's user name (repeat; "
                                                       "default: ada, ben)")] = None,
-    grading: Annotated[Path, typer.Option(help="the instructor's nbgrader course (labs grade --root)")] = Path(
-        "build/grading"),
+    grading: Annotated[Path, typer.Option(help="the instructor's nbgrader course (labs grade --root)")] = (
+        defaults.GRADING_ROOT),
     proxy: Annotated[Path | None, typer.Option(help="configurable-http-proxy (default: build/node, then PATH)")] = None,
     config_only: Annotated[bool, typer.Option("--config-only", help="write jupyterhub_config.py and exit")] = False,
 ) -> None:

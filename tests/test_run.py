@@ -73,7 +73,8 @@ def test_native_output_of_kernels_stays_out_of_the_terminal(tmp_path: Path):
     path = tmp_path / "ch" / "1_profiles.ipynb"
     path.parent.mkdir()
     nbformat.write(nb, path)
-    result = labs("run", str(path), "--smoke", "--device", "cpu", "--report", str(tmp_path / "r"))
+    result = labs("run", str(path), "--smoke", "--device", "cpu", "--report", str(tmp_path / "r"),
+                  "--cache", str(tmp_path / "cache"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "USDT:" not in result.stdout + result.stderr  # kineto's profiler_start/stop lines
     assert "USDT:" in (tmp_path / "cache" / "kernels.log").read_text()

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from graders.paths import KERNEL_CACHE, REPORT_DIR, ensure_tools_on_path
 from labs.notebooks import discover, read
 from labs.options import Shard
 from labs.run import report, timings
@@ -22,8 +23,9 @@ class RunRequest:
     jobs: int = 2
     shard: Shard | None = None
     timeout: float = 600
-    report_dir: Path = Path("build/report")
+    report_dir: Path = REPORT_DIR
     timings_file: Path = timings.TIMINGS_FILE
+    cache_dir: Path = KERNEL_CACHE  # the kernels' caches (inductor, matplotlib), shared by every run
 
 
 def display_name(path: Path) -> str:
@@ -61,11 +63,10 @@ def run_specs(request: RunRequest, names: list[str]) -> list[RunSpec]:
 
 def execute_all(request: RunRequest, specs: list[RunSpec]) -> Iterator[NotebookResult]:
     """Run ``specs``, ``request.jobs`` at a time; results as each notebook finishes."""
-    from graders.nbgrader_course import ensure_tools_on_path
     from labs.run.pool import run_all
 
     ensure_tools_on_path()
-    env = kernel_env(request.report_dir.resolve().parent / "cache", request.jobs)
+    env = kernel_env(request.cache_dir.resolve(), request.jobs)
     yield from run_all(specs, request.jobs, env)
 
 
