@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shlex
 import subprocess
 from importlib import resources
@@ -125,8 +126,23 @@ def test_workflow_matches_the_github_workflow_schema():
     broken = _load(WORKFLOW)
     broken["jobs"]["grade"]["strategy"]["matrix"] = "1..4"
     assert _workflow_errors(broken)
-    for path in sorted((ROOT / "ci" / "workflows").glob("*.yml")):  # the other workflow files, while here
+    others = sorted(set(WORKFLOW.parent.glob("*.yml")) - {WORKFLOW})  # the other workflow files, while here
+    assert [p.name for p in others] == ["cpu.yml", "gpu.yml"]
+    for path in others:
         assert _workflow_errors(_load(path)) == [], path.name
+
+
+def test_cpu_workflow_installs_what_make_test_asks_a_non_root_user_for():
+    """The runner is not root: it installs, with sudo, every package `make system-deps` names, then runs make test."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    asked = set(re.findall(r'need="\$\$need (\S+)"', makefile))
+    assert asked == {"graphviz", "bubblewrap"}
+    steps = _load(WORKFLOW.parent / "cpu.yml")["jobs"]["test"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    installs = [line for run in runs for line in run.splitlines() if "apt-get install" in line]
+    assert installs and all(line.strip().startswith("sudo ") for line in installs)
+    assert asked <= {word for line in installs for word in line.split()}
+    assert any(run.startswith("make test") for run in runs)
 
 
 def _grade_step(job: dict) -> dict:
