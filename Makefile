@@ -19,9 +19,9 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: bytecode lab hub test venv system-deps proxy unit grading notebooks browser site selfcheck mutants lint constraints clean
+.PHONY: bytecode lab lab-venv hub test venv system-deps proxy unit grading notebooks browser site selfcheck mutants lint constraints clean
 
-lab: venv
+lab: lab-venv
 	$(BIN)/labs lab
 
 # A class on JupyterHub (127.0.0.1:8000): an instructor and two students, nbgrader's exchange (README).
@@ -48,16 +48,28 @@ test: venv system-deps lint bytecode
 # installs the same set in a third of the time (24 s, pip 67 s), keeping the torch it finds; pip if uv fails.
 # --compile-bytecode, as pip does: the sandboxes see site-packages read-only, so without .pyc files every
 # sandboxed process compiles what it imports (a fresh make test: 2269 CPU-s instead of about 1900).
+# `venv`: everything (.[dev]: every extra, the test and lint tools), what make test and its stages use;
+# `lab-venv`: the student's set (the package alone: torch, JupyterLab, nbgrader, labutils' needs), unless
+# the whole set is there already (docs/benchmarks.md: what each costs to install).
 venv: $(VENV)/.installed
+lab-venv: $(VENV)/.installed-student
 
-$(VENV)/.installed: pyproject.toml requirements/constraints.txt
+define install_venv
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0 $(TORCH_PIP_ARGS)
 	$(BIN)/python -m pip install -q -c requirements/constraints.txt uv
-	$(BIN)/uv pip install --python $(BIN)/python -q --compile-bytecode -c requirements/constraints.txt -e '.[dev]' \
+	$(BIN)/uv pip install --python $(BIN)/python -q --compile-bytecode -c requirements/constraints.txt -e '$(1)' \
 		|| { echo "uv could not install the pinned set: installing it with pip"; \
-		     $(BIN)/python -m pip install -q -c requirements/constraints.txt -e '.[dev]'; }
+		     $(BIN)/python -m pip install -q -c requirements/constraints.txt -e '$(1)'; }
+endef
+
+$(VENV)/.installed: pyproject.toml requirements/constraints.txt
+	$(call install_venv,.[dev])
+	touch $@ $(VENV)/.installed-student
+
+$(VENV)/.installed-student: pyproject.toml requirements/constraints.txt
+	$(if $(wildcard $(VENV)/.installed),,$(call install_venv,.))
 	touch $@
 
 # graphviz's `dot` renders autograd graphs (labutils has a fallback, but the course and its tests use both);
@@ -82,8 +94,11 @@ $(PROXY):
 			"the hub test skips and says so"; \
 	fi
 
+# ruff (pyproject.toml: BLE, RUF100 among its rules), mypy over the packages (labutils, graders, labs, zygote),
+# and the notebooks' conventions; .pre-commit-config.yaml runs the same before each commit.
 lint: venv
 	$(BIN)/ruff check labutils graders labs zygote tests benchmarks ci
+	$(BIN)/mypy
 	$(BIN)/labs lint course
 
 unit: venv

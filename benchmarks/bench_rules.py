@@ -49,7 +49,7 @@ def cpu_seconds(run: Callable[[], None]) -> float:
 def events_of(run: Callable[[], None]) -> int:
     count = [0]
 
-    def hook(frame, event, arg) -> None:  # noqa: ANN001 - the profile function's signature
+    def hook(frame, event, arg) -> None:
         count[0] += 1
 
     sys.setprofile(hook)

@@ -29,7 +29,7 @@ def cases() -> dict[str, torch.Tensor]:
     }
 
 
-def seconds(fn) -> float:  # noqa: ANN001
+def seconds(fn) -> float:
     """CPU time of one call (this process only: less disturbed by other load than wall time)."""
     start = time.process_time()
     fn()

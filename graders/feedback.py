@@ -14,7 +14,6 @@ import copy
 import html
 import json
 import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -191,11 +190,6 @@ def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None
     return files, errors
 
 
-def clear_submission(root: Path, student: str, chapter: str) -> None:
-    """Remove a previous autograded copy (a regrade replaces it)."""
-    shutil.rmtree(root / "autograded" / student / chapter, ignore_errors=True)
-
-
 class FeedbackError(RuntimeError):
     """Feedback cannot be rendered at all (nothing graded, or nbgrader unusable); one line says why."""
 
@@ -206,7 +200,8 @@ def feedback_for_chapters(root: Path, db_url: str, chapters: list[str], student:
     graded = [c for c in chapters if (root / "autograded").is_dir() and any((root / "autograded").glob(f"*/{c}"))]
     if not graded:
         raise FeedbackError(f"{root / 'autograded'}: nothing graded yet (run labs grade first)")
-    files, errors = [], []
+    files: list[Path] = []
+    errors: list[str] = []
     for chapter in graded:
         try:
             done, failed = generate_feedback(root, db_url, chapter, student)

@@ -41,7 +41,10 @@ def gradebook_schema_head() -> str:
     ``alembic heads`` process for it (1.6 s of CPU) on every new gradebook, so this replaces it; the scripts
     are read once per process.
     """
-    return ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    head = ScriptDirectory(ALEMBIC_DIR).get_current_head()
+    if head is None:
+        raise RuntimeError(f"{ALEMBIC_DIR}: nbgrader's gradebook migrations have no head revision")
+    return head
 
 
 def stamp_gradebooks_in_process() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +126,7 @@ def with_solution_replaced(source: nbformat.NotebookNode, grade_id: str, code: s
 
 
 def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Path]],
-             right: list[tuple[str, Path]] = ()) -> list[Version]:
+             right: Sequence[tuple[str, Path]] = ()) -> list[Version]:
     """Source, nbgrader's release, and each wrong (and other right) solution that belongs to this lab."""
     found = [Version("source (with solutions)", lab.source, "full"), Version("release (blank)", release, "zero")]
     groups = exercise_tests(lab.source)

@@ -42,3 +42,15 @@ def broken_notebook(tmp_path: Path) -> Path:
     from tests.fixtures.generator.make_fixtures import write_broken
 
     return write_broken(tmp_path / "invalid_json" / "1_broken.ipynb")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``cuda`` skip, saying so, where torch sees no CUDA device."""
+    cuda = [item for item in items if item.get_closest_marker("cuda")]
+    if not cuda:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        for item in cuda:
+            item.add_marker(pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)"))

@@ -44,7 +44,7 @@ def small_graph() -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     return out, {"a": a, "b": b, "c": c}
 
 
-def drawn_edge_ids(graph) -> Counter:  # noqa: ANN001
+def drawn_edge_ids(graph) -> Counter:
     return Counter((id(graph.nodes[e.src].fn), id(graph.nodes[e.dst].fn)) for e in graph.grad_edges()
                    if graph.nodes[e.src].kind != OUTPUT)
 
@@ -144,12 +144,12 @@ def test_saved_tensors_freed_after_backward_unless_retained() -> None:
 def test_custom_function_saved_tensors() -> None:
     class Square(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x):  # noqa: ANN001, ANN205
+        def forward(ctx, x):
             ctx.save_for_backward(x)
             return x * x
 
         @staticmethod
-        def backward(ctx, grad):  # noqa: ANN001, ANN205
+        def backward(ctx, grad):
             (x,) = ctx.saved_tensors
             return 2 * x * grad
 
@@ -227,8 +227,8 @@ def test_each_module_output_is_created_inside_that_module() -> None:
     model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
     outputs: dict[str, object] = {}
 
-    def keep(name: str):  # noqa: ANN202
-        def hook(module, args, output) -> None:  # noqa: ANN001
+    def keep(name: str):
+        def hook(module, args, output) -> None:
             outputs.setdefault(name, (args, output))
         return hook
 
@@ -344,11 +344,11 @@ def test_short_graphs_are_not_compressed() -> None:
 
 # --- rendering --------------------------------------------------------------------------------
 
-def _titles_in(svg: str, drawing) -> bool:  # noqa: ANN001
+def _titles_in(svg: str, drawing) -> bool:
     return all(n.title.split("\n")[0] in svg for n in drawing.drawn.nodes.values())
 
 
-def test_graphviz_renderer_svg_png_dot(tmp_path) -> None:  # noqa: ANN001
+def test_graphviz_renderer_svg_png_dot(tmp_path) -> None:
     if not compat_dot():
         pytest.skip("graphviz dot binary not installed")
     out, params = small_graph()
@@ -368,7 +368,7 @@ def compat_dot() -> bool:
     return dot_available()
 
 
-def test_fallback_without_dot_binary(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_fallback_without_dot_binary(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` anywhere
     out, params = small_graph()
     drawing = draw_graph(out, params)
@@ -379,7 +379,7 @@ def test_fallback_without_dot_binary(tmp_path, monkeypatch) -> None:  # noqa: AN
     assert "n0" in drawing.source  # the dot source needs no binary
 
 
-def test_forced_graphviz_falls_back_when_dot_fails(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+def test_forced_graphviz_falls_back_when_dot_fails(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     out, _ = small_graph()
     drawing = draw_graph(out, renderer="graphviz")
@@ -395,7 +395,7 @@ def test_display_format_png() -> None:
         drawing.save("graph.txt")
 
 
-def test_torchviz_import_without_distutils(monkeypatch) -> None:  # noqa: ANN001
+def test_torchviz_import_without_distutils(monkeypatch) -> None:
     x = torch.randn(3, 4, requires_grad=True)
     out = x.sum(dim=1).prod()
     with_torchviz = build_graph(out, show_attrs=True)

@@ -1,7 +1,8 @@
-"""labutils's import graph, read from the source (ast): no cycle among its modules, no graders/ci.
+"""The project's import graph, read from the source (ast): four packages in layers, no cycle anywhere.
 
-labutils is what student notebooks import; the instructor side (graders/, the CLI in ci/ or labs/)
-sits on top of it and must never be pulled in by it, not even lazily.
+labutils is what student notebooks import; graders (the grading side) and labs (the `labs` command) sit on
+top of it and must never be pulled in by it, not even lazily; zygote, the fork core under them all, needs
+only the standard library (docs/design.md). ci/ holds scripts, not a package anyone imports.
 
 Every ``import`` statement counts, wherever it is: module level, inside a function (a
 function-level import that dodges a circle is still a circle), and under ``if TYPE_CHECKING:``
@@ -18,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "labutils"
-FORBIDDEN = ("graders", "ci", "labs")  # labs: the CLI package ci/ is becoming
+FORBIDDEN = ("graders", "ci", "labs")  # the grader, the CI scripts, the `labs` command
 
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -65,7 +65,7 @@ def leftovers(owner_pid: int) -> list[psutil.Process]:
     return found
 
 
-def notebook_function(source: str, name: str, extra_globals: dict | None = None):  # noqa: ANN201
+def notebook_function(source: str, name: str, extra_globals: dict | None = None):
     """Define a function the way a Jupyter cell does: module ``__main__``, source in linecache."""
     filename = f"<ipython-cell-{name}-{time.monotonic_ns()}>"
     source = textwrap.dedent(source)

@@ -203,7 +203,7 @@ def test_no_profiler_memory_timeline_and_no_javascript() -> None:
     assert "<script" not in source
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.cuda
 def test_cuda_reports_the_allocator(tmp_path: Path) -> None:
     model = make_mlp().cuda()
     x, y = (t.cuda() for t in make_batch())

@@ -26,7 +26,7 @@ from labutils.launch import launch
 TRANSPOSES = ["aten.transpose", "aten.t", "aten.permute"]
 
 
-def seen_by(fn, *args, **rules) -> list[str]:  # noqa: ANN001, ANN002, ANN003
+def seen_by(fn, *args, **rules) -> list[str]:
     """The violations :func:`forbidden` reports while ``fn(*args)`` runs."""
     with forbidden(**rules) as seen:
         fn(*args)
@@ -64,7 +64,7 @@ _bound_swapaxes = T.Tensor.swapaxes  # bound before anything could swap the attr
     (lambda t: torch.vmap(lambda m: m.t())(t), "aten.transpose.int"),
     (lambda t: torch.compile(lambda a: a.transpose(0, 1), backend="eager")(t), "aten.transpose.int"),
 ])
-def test_every_spelling_of_a_transpose_is_caught(spelling, op: str) -> None:  # noqa: ANN001
+def test_every_spelling_of_a_transpose_is_caught(spelling, op: str) -> None:
     assert op in seen_by(spelling, torch.randn(3, 4, 5), aten=TRANSPOSES)
 
 
@@ -114,7 +114,7 @@ def renamed_copy(fn: types.FunctionType) -> types.FunctionType:
     lambda s: functools.partial(torch.broadcast_shapes)(*s),
     lambda s: list(map(torch.broadcast_shapes, *zip(s, strict=True))),
 ])
-def test_broadcast_shapes_is_caught_by_its_code_however_reached(spelling) -> None:  # noqa: ANN001
+def test_broadcast_shapes_is_caught_by_its_code_however_reached(spelling) -> None:
     shapes = [(3, 1), (4,)]
     assert "torch.broadcast_shapes" in seen_by(spelling, shapes, calls={"torch.broadcast_shapes": torch.broadcast_shapes})
     assert seen_by(spelling, shapes, modules=["torch", "numpy"]) != []
@@ -238,7 +238,7 @@ def test_clearing_the_report_from_inside_the_window_changes_nothing() -> None:
 
 
 def test_an_outer_profile_function_comes_back() -> None:
-    def outer(frame, event, arg) -> None:  # noqa: ANN001
+    def outer(frame, event, arg) -> None:
         return None
 
     sys.setprofile(outer)

@@ -56,8 +56,8 @@ def _point_stdio(stdout: str | None, stderr: str | None) -> None:
             os.close(target)
         elif fd == 1:
             os.dup2(2, 1)  # the zygote's stdout is not a child's to write on
-    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115 (line-buffered, as a terminal's)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # line-buffered, as a terminal's
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
 
 
 def _exit_code(exc: SystemExit) -> int:

@@ -249,7 +249,7 @@ def serve(listener: socket.socket, target: Target) -> None:
     reaper = Reaper()
     while True:
         try:
-            ready, _, _ = select.select([0, wake_r, listener], [], [], 1.0)
+            ready, _, _ = select.select([0, wake_r, listener.fileno()], [], [], 1.0)
         except InterruptedError:
             continue
         if wake_r in ready:
@@ -257,7 +257,7 @@ def serve(listener: socket.socket, target: Target) -> None:
         reaper.reap()
         if 0 in ready and not os.read(0, 4096):
             return  # whoever started the zygote is gone
-        if listener in ready:
+        if listener.fileno() in ready:
             try:
                 conn, _ = listener.accept()
             except OSError:

@@ -154,7 +154,7 @@ def create(name: str) -> tuple[Group | None, str]:
 
 
 def _create_v1(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
-    dirs = {}
+    dirs: dict[str, Path] = {}
     for controller in V1_CONTROLLERS:
         own = own_group(controller, proc_cgroup)
         base = ROOT / controller / (own or "/").lstrip("/")
