@@ -31,7 +31,7 @@ hub: venv proxy
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
 # follow them, never beside them. `make unit grading ...` runs stages one after another instead.
-LANES ?= grading,unit notebooks,selfcheck,site browser,slurm
+LANES ?= grading,unit notebooks,selfcheck,site browser
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,selfcheck,site
 
@@ -120,7 +120,8 @@ browser: venv
 
 # A real Slurm cluster (ci/slurm.sh's one node; .ci/run starts it as root) grades a class of 200 with a job array,
 # one task cancelled and retried alone, and runs one chapter of the course as an array (tests/test_slurm.py,
-# docs/slurm.md): a stage of its own, after browser in its lane; without the cluster the tests skip and say so.
+# docs/slurm.md): about 4.5 CPU-minutes, so a stage of its own that .ci/run runs after make test, not in a lane
+# (make test's lanes would go past 10 minutes on 2 cores); without the cluster the tests skip and say so.
 .PHONY: slurm
 slurm: export OMP_NUM_THREADS ?= 1
 slurm: venv
