@@ -10,8 +10,9 @@
 #                       how the tasks are tracked and confined goes to stderr.
 #   ci/slurm.sh stop    stops the daemons it started (munged only if it started it); leaves none behind.
 #
-# Tracking: proctrack/cgroup + task/cgroup (cgroup v1: every job step in /sys/fs/cgroup/*/slurm/...) where the
-# kernel lets slurmd use them, checked by running one job; else proctrack/linuxproc + task/none, said on stderr.
+# Tracking: proctrack/cgroup + task/cgroup (v1 or v2, autodetected; on the CI VM v1: every job step in
+# /sys/fs/cgroup/*/slurm_NODE/...) where slurmd can use them here, checked by running one job; else
+# proctrack/linuxproc + task/none (v2 without systemd, a container hiding the cgroups), said on stderr.
 # LABS_SLURM_CGROUP=0 skips the cgroup attempt.
 #
 # The `gpu` partition: on a machine with NVIDIA devices (/dev/nvidia0 ...) the node gets Gres=gpu:N (gres.conf
@@ -115,7 +116,7 @@ PartitionName=gpu Nodes=$host Default=NO MaxTime=INFINITE State=$gpu_state
 EOF
   cat >"$DIR/etc/cgroup.conf" <<EOF
 # Written by ci/slurm.sh (used with proctrack/cgroup and task/cgroup).
-CgroupPlugin=cgroup/v1
+CgroupPlugin=autodetect
 CgroupMountpoint=/sys/fs/cgroup
 ConstrainCores=yes
 ConstrainRAMSpace=yes
@@ -161,7 +162,8 @@ start_slurm() {  # $1: cgroup | linuxproc; 0 when the node is idle and one job r
 
 start() {
   if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null 2>&1 || {
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm munge >/dev/null; }
   fi
   mkdir -p "$DIR/run"
   if [ -f "$CONF" ] && [ -f "$DIR/run/slurmctld.pid" ] && kill -0 "$(cat "$DIR/run/slurmctld.pid")" 2>/dev/null \
@@ -180,7 +182,7 @@ start() {
   fi
   say "cluster 'labs' up: node $(hostname -s), partitions: $(SLURM_CONF=$CONF sinfo -h -o '%P %a' | tr '\n' ' ')"
   if [ "$how" = cgroup ]; then
-    say "tasks tracked and confined by cgroups (proctrack/cgroup, task/cgroup: cgroup v1 under /sys/fs/cgroup/*/slurm)"
+    say "tasks tracked and confined by cgroups (proctrack/cgroup, task/cgroup; $( [ -f /sys/fs/cgroup/cgroup.controllers ] && echo v2 || echo v1))"
   else
     say "tasks tracked by proctrack/linuxproc (no cgroup confinement: task/none)"
   fi
