@@ -15,18 +15,26 @@ folders `labs` already uses:
   submission's timestamp and secret beside the feedback; `labs grade` does not run autograde, so
   :func:`release_feedback` puts the collected ones there first.
 
-One unix user runs every server (SimpleLocalProcessSpawner), so nbgrader's check that a submission's owner is
-the student it names cannot hold and is switched off (``ExchangeCollect.check_owner``).
+Who submitted: each student's server runs as their own unix user (`labs hub`), so a submission's folder in
+``inbound/`` is owned by the student who made it. nbgrader names it after the student it claims
+(``<student>+<chapter>+<timestamp>+<random>``), which a student can set to anyone (``student_id`` in their own
+nbgrader config), and nbgrader's own ``check_owner`` only warns and collects it anyway. :class:`OwnedCollect`
+collects only submissions owned by the student they name and lists the others as refused; ``check_owner=False``
+(`labs collect --no-owner-check`) is for `labs hub --demo`, where one unix user runs every server.
 """
 
 from __future__ import annotations
 
+import glob
+import os
+import pwd
 import shutil
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nbgrader.apps import NbGraderAPI
+from nbgrader.exchange.default import ExchangeCollect
 
 from graders import nbgrader_course as course
 
@@ -35,21 +43,70 @@ SUBMISSION_FILES = ["timestamp.txt", "submission_secret.txt"]
 
 @dataclass(frozen=True)
 class Collected:
-    """What collect found: each student's collected folder."""
+    """What collect found: each student's collected folder, and the submissions refused (owned by someone
+    other than the student they name: ``inbound`` name -> its owner)."""
 
     folders: dict[str, Path]
+    refused: dict[str, str] = field(default_factory=dict)
 
 
-def exchange_api(root: Path, exchange: Path, include: list[str] | None = None) -> NbGraderAPI:
+def owner_of(path: str) -> str:
+    """The unix user owning ``path`` (its uid when no user has it)."""
+    uid = os.stat(path).st_uid
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def forged(inbound: Path, chapter: str, student: str = "*") -> dict[str, str]:
+    """The submissions of ``chapter`` in ``inbound`` named after a student other than the unix user who owns
+    them: ``folder name -> owner``."""
+    found = {}
+    for path in sorted(inbound.glob(f"{student}+{chapter}+*")):
+        owner = owner_of(str(path))
+        if owner != path.name.rsplit("+", 3)[0]:
+            found[path.name] = owner
+    return found
+
+
+class OwnedCollect(ExchangeCollect):
+    """nbgrader's collect, taking each student's latest submission among those their own unix user made.
+
+    A submission named after a student but owned by another user is never collected (nbgrader's ``check_owner``
+    would log "cheating attempt?" and collect it), and the student's own latest submission is collected as if it
+    were not there."""
+
+    def init_src(self) -> None:
+        super().init_src()
+        if not self.check_owner:
+            return
+        student = self.coursedir.student_id or "*"
+        refused = forged(Path(self.inbound_path), self.coursedir.assignment_id, student)
+        latest: dict[str, dict] = {}
+        pattern = os.path.join(self.inbound_path, f"{student}+{self.coursedir.assignment_id}+*")
+        for record in (self._path_to_record(path) for path in glob.glob(pattern)):
+            if record["filename"] in refused:
+                self.log.warning("not collected: %s names %s but was submitted by %s", record["filename"],
+                                 record["username"], refused[record["filename"]])
+            elif record["username"] not in latest or record["timestamp"] > latest[record["username"]]["timestamp"]:
+                latest[record["username"]] = record
+        self.src_records = [latest[name] for name in sorted(latest)]
+
+
+def exchange_api(root: Path, exchange: Path, include: list[str] | None = None,
+                 check_owner: bool = True) -> NbGraderAPI:
     """NbGraderAPI over the course ``root`` with the exchange at ``exchange``; copies keep only the files
-    named in ``include`` (all when None)."""
+    named in ``include`` (all when None); collect takes only submissions owned by the student they name unless
+    ``check_owner`` is False."""
     exchange.mkdir(parents=True, exist_ok=True)
     course.ensure_tools_on_path()
     root.mkdir(parents=True, exist_ok=True)
     config = course.nbgrader_config(root)
     config.Exchange.root = str(exchange)
     config.ExchangeReleaseAssignment.force = True  # releasing again replaces the chapter in the exchange
-    config.ExchangeCollect.check_owner = False  # one unix user for everyone (see the module docstring)
+    config.ExchangeFactory.collect = OwnedCollect
+    config.ExchangeCollect.check_owner = check_owner
     if include is not None:
         config.CourseDirectory.include = include
     return NbGraderAPI(config=config)
@@ -66,13 +123,15 @@ def release_assignment(build: Path, chapter: str, exchange: Path, labs: list[str
     return exchange / course.COURSE_ID / "outbound" / chapter
 
 
-def collect(root: Path, chapter: str, exchange: Path, labs: list[str]) -> Collected:
-    """Each student's latest submission of ``chapter`` (its ``labs`` notebooks) into ``root/submitted``."""
-    api = exchange_api(root, exchange, include=[*labs, *SUBMISSION_FILES])
+def collect(root: Path, chapter: str, exchange: Path, labs: list[str], check_owner: bool = True) -> Collected:
+    """Each student's latest submission of ``chapter`` (its ``labs`` notebooks) into ``root/submitted``; with
+    ``check_owner``, only those owned by the student they name (the others are in ``refused``)."""
+    api = exchange_api(root, exchange, include=[*labs, *SUBMISSION_FILES], check_owner=check_owner)
     course.require_success(api.collect(chapter, update=True), f"collect {chapter}")
+    refused = forged(exchange / course.COURSE_ID / "inbound", chapter) if check_owner else {}
     submitted = root / "submitted"
     folders = {p.parent.name: p for p in sorted(submitted.glob(f"*/{chapter}")) if p.is_dir()}
-    return Collected(folders)
+    return Collected(folders, refused)
 
 
 def release_feedback(root: Path, chapter: str, exchange: Path) -> list[str]:

@@ -316,7 +316,10 @@ def release(chapters: ChaptersArg = None, course_dir: CourseOpt = defaults.COURS
 @app.command()
 def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to collect")],
             course_dir: CourseOpt = defaults.COURSE, root: RootOpt = defaults.GRADING_ROOT,
-            exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
+            exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
+            owner_check: Annotated[bool, typer.Option(help="collect only submissions owned by the unix user of the "
+                                                      "student they name (off only for labs hub --demo, where "
+                                                      "one unix user runs every server)")] = True) -> None:
     """Collect each student's latest submission from the exchange into ROOT/submitted (for labs grade)."""
     from graders import coursedir
     from graders import exchange as nbgrader_exchange
@@ -324,9 +327,11 @@ def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to coll
     for folder in _chapters(chapters, course_dir, with_labs=True):
         try:
             found = nbgrader_exchange.collect(root.resolve(), folder.name, exchange_root.resolve(),
-                                              [p.name for p in coursedir.labs_in(folder)])
+                                              [p.name for p in coursedir.labs_in(folder)], check_owner=owner_check)
         except RuntimeError as err:
             fail(str(err))
+        for name, owner in sorted(found.refused.items()):
+            console.print(f"refused {name}: submitted by {owner}, not by the student it names", style="red")
         for student, path in found.folders.items():
             console.print(f"collected {student}/{folder.name}: {path}")
         console.print(f"{len(found.folders)} submissions of {folder.name} in {root / 'submitted'} "
@@ -484,38 +489,86 @@ def lab(
 
 @app.command()
 def hub(
-    port: Annotated[int, typer.Option(help="JupyterHub's port on 127.0.0.1")] = 8000,
+    port: Annotated[int, typer.Option(help="JupyterHub's port")] = 8000,
     root: Annotated[Path, typer.Option("--root", help="homes, exchange, config and state of the class")] = (
         defaults.HUB_ROOT),
+    class_list: Annotated[Path | None, typer.Option("--class", help="the class list: a CSV of name and optional "
+                                                    "email, one person a line (instead of --student)")] = None,
     instructor: Annotated[str, typer.Option(help="the instructor's user name (admin, formgrader)")] = "instructor",
     student: Annotated[list[str] | None, typer.Option("--student", help="a student's user name (repeat; "
                                                       "default: ada, ben)")] = None,
     grading: Annotated[Path, typer.Option(help="the instructor's nbgrader course (labs grade --root)")] = (
         defaults.GRADING_ROOT),
+    course_dir: CourseOpt = defaults.COURSE,
+    build: Annotated[Path, typer.Option(help="labs release's --build (it holds the sources)")] = (
+        defaults.RELEASE_BUILD),
     proxy: Annotated[Path | None, typer.Option(help="configurable-http-proxy (default: build/node, then PATH)")] = None,
+    ip: Annotated[str, typer.Option(help="the address it listens on (0.0.0.0: every interface; use --https)")] = (
+        "127.0.0.1"),
+    https: Annotated[tuple[Path, Path] | None, typer.Option("--https", help="serve HTTPS with this certificate and "
+                                                            "key (PEM files)")] = None,
+    memory: Annotated[float | None, typer.Option(help="GiB of memory per student, all their processes together "
+                                                 "(default: a share of 80% of the RAM, 1 to 4 GiB)")] = None,
+    cpus: Annotated[float | None, typer.Option(help="cores per student, a CPU quota (default: 1)")] = None,
+    processes: Annotated[int | None, typer.Option(help="processes and threads per student (default: 256)")] = None,
+    cull_idle: Annotated[int, typer.Option(help="stop a server idle this many seconds (0: never)")] = 3600,
+    demo: Annotated[bool, typer.Option("--demo", help="no accounts: any password, every server as this unix "
+                                       "user (a demo on one machine, not a class)")] = False,
+    remove_class: Annotated[bool, typer.Option("--remove-class", help="remove the class made under --root: its "
+                                               "unix users, cgroups and folder (homes included), then exit")] = False,
     config_only: Annotated[bool, typer.Option("--config-only", help="write jupyterhub_config.py and exit")] = False,
 ) -> None:
-    """A class on JupyterHub (127.0.0.1): an instructor with formgrader, students with the Assignments tab."""
+    """A class on JupyterHub: a unix user per person, sign-in, per-student limits, nbgrader's exchange."""
     from labs import hub as class_hub
+    from labs.hub.roster import read_roster
 
     try:
-        plan = class_hub.plan_for(port, root, instructor, tuple(student or class_hub.DEFAULT_STUDENTS), grading, proxy)
+        people = read_roster(class_list) if class_list else []
+        students = tuple(p.name for p in people if p.name != instructor) or tuple(
+            student or class_hub.DEFAULT_STUDENTS)
+        share = class_hub.default_limits(len(students))
+        limits = class_hub.Limits(int(memory * (1 << 30)) if memory else share.memory_bytes,
+                                  cpus or share.cpus, processes or share.processes)
+        plan = class_hub.plan_for(port, root, instructor, students, grading, proxy, demo=demo, ip=ip,
+                                  https=https, limits=limits, cull_idle=cull_idle, course=course_dir,
+                                  release_build=build,
+                                  emails=tuple((p.name, p.email) for p in people if p.email))
     except ValueError as err:
         fail(str(err))
+    if remove_class:
+        removed = class_hub.teardown(plan)
+        console.print(f"removed {plan.root} and the unix users {', '.join(removed) or '(none)'}")
+        return
+    if demo and ip != "127.0.0.1":
+        fail("--demo takes any password: it listens on 127.0.0.1 only")
     written = class_hub.prepare(plan)
     console.print(f"wrote {written}")
+    saved: list = []
+    try:
+        if not demo and not config_only:
+            created, saved = class_hub.setup(plan)
+            console.print(f"unix users: {', '.join(plan.users)} ({len(created)} created now); homes in "
+                          f"{plan.root / 'home'} (0700)")
+            console.print(f"one-time passwords: {plan.passwords} (root only): hand them out; each person changes "
+                          "theirs at /hub/change-password")
+    except class_hub.ClassNotPossible as err:
+        fail(str(err))
     if config_only:
         console.print(f"start it with: {plan.python_bin / 'jupyterhub'} -f {written}")
         return
 
     def up(log: Path) -> None:
         console.print(f"JupyterHub: {plan.url}  (log: {log})")
+        sign_in = "test authenticator: any password" if demo else "NativeAuthenticator, the one-time passwords"
         console.print(f"  instructor: {plan.instructor} (formgrader); students: {', '.join(plan.students)} "
-                      "(Assignments tab); test authenticator: any password")
+                      f"(Assignments tab); {sign_in}")
+        if not demo:
+            console.print(f"  each student: {plan.limits.describe()}; idle servers stop after "
+                          f"{plan.cull_idle or 'never'} s")
         console.print(f"  exchange: {plan.exchange}; Ctrl-C stops the hub, every server and the proxy")
 
     try:
-        raise typer.Exit(class_hub.serve(plan, up))
+        raise typer.Exit(class_hub.serve(plan, up, saved))
     except class_hub.HubDidNotStart as err:
         fail(str(err))
 

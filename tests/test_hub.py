@@ -1,5 +1,7 @@
-"""A class in a box: `labs hub` (JupyterHub + nbgrader's exchange), end to end in headless Chromium.
+"""A class on JupyterHub: `labs hub` (a unix user per person, nbgrader's exchange), end to end in headless Chromium.
 
+Every person signs in with their one-time password (NativeAuthenticator) and runs as their own unix user; the
+instructor's `labs` commands run as the instructor's unix user, as they would in their terminal.
 The instructor logs in (formgrader in the Nbgrader menu) and releases chapter 01 with `labs release --exchange`;
 student ada logs in (only the Assignment List in the Nbgrader menu), fetches the chapter in the Assignments tab,
 solves its first exercise in the lab and submits; student ben submits the blank lab. The instructor runs
@@ -7,7 +9,8 @@ solves its first exercise in the lab and submits; student ben submits the blank 
 reads her points and why. Every step is asserted in the browser; screenshots in build/report/browser/hub/.
 Afterwards the hub, the proxy, every single-user server and kernel have stopped.
 
-Skips, saying why, without Chromium or configurable-http-proxy (make system-deps installs the proxy).
+Skips, saying why, without Chromium or configurable-http-proxy (make system-deps installs the proxy), or when not
+root (a class makes unix users).
 """
 
 from __future__ import annotations
@@ -27,13 +30,15 @@ from tests.browser.hub import (
     SUBMITTED,
     HubUser,
     RunningHub,
+    class_unavailable,
     hub_server,
+    run_as,
     stop_hub,
     text_of,
     write_lab_settings,
 )
 from tests.browser.jupyterlab import LabNotebook
-from tests.conftest import ROOT, labs
+from tests.conftest import BIN, ROOT
 from tests.test_browser import correct_answer, first_exercise
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.hub]
@@ -47,14 +52,16 @@ USERS = ("instructor", "ada", "ben")
 
 @pytest.fixture(autouse=True)
 def _tools_present() -> None:
-    why = chromium.missing() or (None if find_proxy() else f"configurable-http-proxy not found: {PROXY_HINT}")
+    why = chromium.missing() or (None if find_proxy() else f"configurable-http-proxy not found: {PROXY_HINT}") \
+        or class_unavailable()
     if why:
         pytest.skip(why)
 
 
-def run_labs(*args: str, cwd: Path) -> str:
-    """``labs ARGS --course COURSE`` as the instructor types it; its output (the test fails with it on a non-zero exit)."""
-    result = labs(*args, "--course", str(COURSE), cwd=cwd)
+def run_labs(hub: RunningHub, *args: str) -> str:
+    """``labs ARGS --course COURSE`` as the instructor types it in their terminal (their unix user); its output
+    (the test fails with it on a non-zero exit)."""
+    result = run_as("instructor", [str(BIN / "labs"), *args, "--course", str(hub.course)])
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"labs {' '.join(args)} exited {result.returncode}:\n{output}"
     return output
@@ -155,18 +162,17 @@ def fetch_feedback(user: HubUser, hub: RunningHub) -> str:
 
 
 def test_a_class_on_jupyterhub(tmp_path: Path):
-    grading, build = tmp_path / "grading", tmp_path / "nbgrader"
     shutil.rmtree(SHOTS, ignore_errors=True)  # the screenshots are this run's
-    with hub_server(tmp_path, grading) as hub, chromium.browser() as instance:
+    with hub_server(tmp_path) as hub, chromium.browser() as instance:
         for name in USERS:
-            write_lab_settings(hub.home(name))
-        exchange = str(hub.root / "exchange")
+            write_lab_settings(hub.home(name), owner=name)
+        grading, build, exchange = hub.grading, hub.build, str(hub.exchange)
         people = {name: HubUser(instance, hub, name, SHOTS) for name in USERS}
         instructor, ada, ben = (people[n] for n in USERS)
 
         instructor_sees_formgrader(instructor.login())
-        out = run_labs("release", CHAPTER, "--exchange", "--exchange-root", exchange, "--build", str(build),
-                       "--workspace", str(tmp_path / "student"), cwd=tmp_path)
+        out = run_labs(hub, "release", CHAPTER, "--exchange", "--exchange-root", exchange, "--build", str(build),
+                       "--workspace", str(hub.home("instructor") / "student"))
         assert f"released {CHAPTER} (lab_autograd.ipynb) to the exchange" in out, out
 
         student_sees_only_assignments(ada.login())
@@ -178,14 +184,14 @@ def test_a_class_on_jupyterhub(tmp_path: Path):
         fetch_chapter(ben)
         submit_chapter(ben)
 
-        out = run_labs("collect", CHAPTER, "--root", str(grading), "--exchange-root", exchange, cwd=tmp_path)
+        out = run_labs(hub, "collect", CHAPTER, "--root", str(grading), "--exchange-root", exchange)
         assert "2 submissions of 01_autograd" in out, out
-        out = run_labs("grade", str(grading / "submitted"), "--chapter", CHAPTER, "--root", str(grading),
-                       "--jobs", "2", cwd=tmp_path)
+        out = run_labs(hub, "grade", str(grading / "submitted"), "--chapter", CHAPTER, "--root", str(grading),
+                       "--jobs", "2")
         assert re.search(r"ada\s*│\s*01_autograd/lab_autograd\s*│\s*graded\s*│\s*5/35", out), out
         assert re.search(r"ben\s*│\s*01_autograd/lab_autograd\s*│\s*graded\s*│\s*0/35", out), out
-        out = run_labs("feedback", "--chapter", CHAPTER, "--root", str(grading), "--release", "--exchange-root",
-                       exchange, cwd=tmp_path)
+        out = run_labs(hub, "feedback", "--chapter", CHAPTER, "--root", str(grading), "--release",
+                       "--exchange-root", exchange)
         assert f"released feedback on {CHAPTER} to ada, ben" in out, out
         formgrader_lists_submissions(instructor)
 

@@ -1,9 +1,12 @@
-"""`labs hub`'s pieces without a hub or a browser: the config it writes, and the exchange round trip.
+"""`labs hub`'s pieces without a hub or a browser: the config it writes, the class list, the limits, and the
+exchange round trip with its owner check.
 
-tests/test_hub.py drives the whole class in Chromium; these check the same pieces in seconds: the
-jupyterhub_config.py (executed with a stand-in for JupyterHub's config object and spawner), each user's
-nbgrader config, and release -> submit -> collect -> release feedback -> fetch feedback through nbgrader's
-exchange, the student's side played by nbgrader's own exchange classes with the config `labs hub` gives them.
+tests/test_hub.py drives the whole class in Chromium and tests/test_hub_class.py attacks it; these check the same
+pieces in seconds: the jupyterhub_config.py of a class and of --demo (executed with a stand-in for JupyterHub's
+config object and spawner), each user's nbgrader config, the class list, the default limits, a student's cgroup
+(as root), and release -> submit -> collect -> release feedback -> fetch feedback through nbgrader's exchange,
+the student's side played by nbgrader's own exchange classes with the config `labs hub` gives them, and collect
+refusing a submission made by someone other than the student it names.
 """
 
 from __future__ import annotations
@@ -20,17 +23,18 @@ from traitlets.config import Config
 
 from graders import exchange
 from graders.release import build_release
-from labs.hub import HubPlan, prepare
-from tests.conftest import FIXTURES, labs
+from labs.hub import GIB, HubPlan, Limits, default_limits, prepare
+from labs.hub.roster import read_roster
+from tests.conftest import FIXTURES, ROOT, labs
 
 pytestmark = pytest.mark.slow
 
 CHAPTER = "fx_basic"
 
 
-def plan_in(root: Path) -> HubPlan:
+def plan_in(root: Path, **options) -> HubPlan:
     return HubPlan(root, 8123, "teacher", ("ada", "ben"), root / "grading", Path("/usr/bin/true"),
-                   hub_port=8124, proxy_api_port=8125)
+                   hub_port=8124, proxy_api_port=8125, **options)
 
 
 def load_hub_config(path: Path) -> tuple[Config, dict]:
@@ -45,24 +49,40 @@ def spawn(namespace: dict, config: Config, user: str) -> SimpleNamespace:
     return spawner
 
 
-def test_hub_config_is_local_and_gives_each_user_their_own_config(tmp_path: Path):
-    plan = plan_in(tmp_path)
+def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    plan = plan_in(tmp_path, limits=Limits(3 * GIB, 0.5, 100), cull_idle=600, https=(cert, key))
     config, namespace = load_hub_config(prepare(plan))
     assert config.JupyterHub.ip == "127.0.0.1" and config.JupyterHub.hub_ip == "127.0.0.1"
     assert config.JupyterHub.port == 8123 and config.ConfigurableHTTPProxy.api_url == "http://127.0.0.1:8125"
+    assert config.JupyterHub.authenticator_class == "labs.hub.auth.ClassAuthenticator"
+    assert config.ClassAuthenticator.accounts_file == str(tmp_path / "state" / "passwords.csv")
+    assert config.NativeAuthenticator.open_signup is False
     assert config.Authenticator.allowed_users == {"teacher", "ada", "ben"}
     assert config.Authenticator.admin_users == {"teacher"}
+    assert config.JupyterHub.spawner_class == "labs.hub.spawner.ClassSpawner"
+    assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus, config.ClassSpawner.processes) == (
+        3 * GIB, 0.5, 100)
+    assert config.ClassSpawner.unlimited_users == {"teacher"}
     assert config.JupyterHub.cleanup_servers and config.JupyterHub.cleanup_proxy
-    assert config.SimpleLocalProcessSpawner.home_dir_template == f"{tmp_path}/home/{{username}}"
+    [culler] = config.JupyterHub.services
+    assert culler["name"] == "idle-culler" and "--timeout=600" in culler["command"]
+    assert culler["command"][1:3] == ["-m", "jupyterhub_idle_culler"]
+    assert config.JupyterHub.load_roles[0]["services"] == ["idle-culler"]
+    assert "delete:servers" in config.JupyterHub.load_roles[0]["scopes"]
+    assert config.Spawner.environment == {"JUPYTERHUB_ACTIVITY_INTERVAL": "200"}
+    assert (config.JupyterHub.ssl_cert, config.JupyterHub.ssl_key) == (str(cert), str(key))
+    assert "OMP_NUM_THREADS" in config.Spawner.env_keep and "PATH" in config.Spawner.env_keep
 
     ada, teacher = spawn(namespace, config, "ada"), spawn(namespace, config, "teacher")
     assert ada.environment == {"KEEP": "1", "JUPYTER_CONFIG_PATH": str(tmp_path / "config" / "ada")}
     assert any("formgrader': False" in a for a in ada.args), ada.args
+    assert not any("allow_root" in a for a in ada.args + teacher.args)  # each server runs as its own user
     assert not any("formgrader" in a for a in teacher.args), teacher.args
     assert f"--ServerApp.root_dir={tmp_path}" in teacher.args  # holds home/teacher and the course
 
     student_nbgrader = (tmp_path / "config" / "ada" / "nbgrader_config.py").read_text()
-    assert "c.CourseDirectory.student_id = 'ada'" in student_nbgrader
+    assert "student_id" not in student_nbgrader  # the unix user names the student
     assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in student_nbgrader
     teacher_nbgrader = (tmp_path / "config" / "teacher" / "nbgrader_config.py").read_text()
     assert "student_id" not in teacher_nbgrader and str(tmp_path / "grading") in teacher_nbgrader
@@ -71,15 +91,46 @@ def test_hub_config_is_local_and_gives_each_user_their_own_config(tmp_path: Path
     assert "formgrader" not in (tmp_path / "config" / "teacher" / "labconfig" / "page_config.json").read_text()
 
 
+def test_demo_config_is_the_one_user_class_in_a_box(tmp_path: Path):
+    plan = plan_in(tmp_path, demo=True, cull_idle=0)
+    config, namespace = load_hub_config(prepare(plan))
+    assert config.JupyterHub.authenticator_class == "dummy" and config.JupyterHub.spawner_class == "simple"
+    assert config.SimpleLocalProcessSpawner.home_dir_template == f"{tmp_path}/home/{{username}}"
+    assert "services" not in config.JupyterHub  # --cull-idle 0: no culler
+    assert "c.CourseDirectory.student_id = 'ada'" in (tmp_path / "config" / "ada" / "nbgrader_config.py").read_text()
+
+
+def test_class_list_and_default_limits(tmp_path: Path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Name,Email\nada,ada@example.org\n\n# a comment\nben\n")
+    assert [(p.name, p.email) for p in read_roster(roster)] == [("ada", "ada@example.org"), ("ben", "")]
+    for text, error in (("ada\nada\n", "listed twice"), ("Ada Lovelace\n", "not a user name"),
+                        ("ada,not-an-address\n", "not an e-mail"), ("name,email\n", "no one")):
+        roster.write_text(text)
+        with pytest.raises(ValueError, match=error):
+            read_roster(roster)
+    # 30 students on 24 GiB and 2 cores: 80 % of the RAM shared, at least 1 GiB, one core each
+    assert default_limits(30, 24 * GIB, 2) == Limits(GIB, 1.0, 256)
+    assert default_limits(4, 24 * GIB, 2).memory_bytes == 4 * GIB
+    assert default_limits(10, 24 * GIB, 2).memory_bytes == int(24 * GIB * 0.8) // 10
+
+
 def test_labs_hub_config_only_writes_and_exits(tmp_path: Path):
+    roster = tmp_path / "roster.csv"
+    roster.write_text("name,email\ncy,cy@example.org\ndee\n")
     result = labs("hub", "--config-only", "--root", str(tmp_path / "hub"), "--proxy", "/usr/bin/true",
-                  "--student", "cy", cwd=tmp_path)
+                  "--class", str(roster), "--memory", "1.5", "--cpus", "2", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "jupyterhub -f" in result.stdout
     config, _ = load_hub_config(tmp_path / "hub" / "jupyterhub_config.py")
-    assert config.Authenticator.allowed_users == {"instructor", "cy"}
+    assert config.Authenticator.allowed_users == {"instructor", "cy", "dee"}
+    assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus) == (int(1.5 * GIB), 2.0)
+    assert not (tmp_path / "hub" / "state" / "passwords.csv").exists()  # no accounts without a hub
     bad = labs("hub", "--config-only", "--root", str(tmp_path / "x"), "--student", "Not A Name", cwd=tmp_path)
     assert bad.returncode == 2 and "user names must be" in bad.stderr
+    demo = labs("hub", "--config-only", "--demo", "--ip", "0.0.0.0", "--root", str(tmp_path / "y"), "--proxy",
+                "/usr/bin/true", cwd=tmp_path)
+    assert demo.returncode == 2 and "127.0.0.1 only" in demo.stderr
 
 
 def student(plan: HubPlan, name: str) -> Config:
@@ -100,7 +151,8 @@ def as_student(app_class, config: Config) -> None:
 
 
 def test_exchange_round_trip_names_each_student(tmp_path: Path):
-    plan = plan_in(tmp_path)
+    """--demo's exchange: one unix user submits for everyone, so collect runs without the owner check."""
+    plan = plan_in(tmp_path, demo=True)
     prepare(plan)
     build = tmp_path / "nbgrader"
     build_release([FIXTURES / "course" / CHAPTER], build)
@@ -114,8 +166,8 @@ def test_exchange_round_trip_names_each_student(tmp_path: Path):
     inbound = sorted(p.name.split("+")[0] for p in (plan.exchange / "pytorch-labs" / "inbound").iterdir())
     assert inbound == ["ada", "ben"]
 
-    found = exchange.collect(plan.grading, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
-    assert sorted(found.folders) == ["ada", "ben"]
+    found = exchange.collect(plan.grading, CHAPTER, plan.exchange, ["lab_basic.ipynb"], check_owner=False)
+    assert sorted(found.folders) == ["ada", "ben"] and not found.refused
     assert sorted(p.name for p in found.folders["ada"].iterdir()) == [
         "lab_basic.ipynb", "submission_secret.txt", "timestamp.txt"]
 
@@ -128,3 +180,100 @@ def test_exchange_round_trip_names_each_student(tmp_path: Path):
     assert [p.read_text() for p in fetched] == ["<p>Score: 1.0 / 2.0</p>"]
     as_student(ExchangeFetchFeedback, student(plan, "ben"))
     assert not (plan.home("ben") / CHAPTER / "feedback").exists()  # ada's feedback is not ben's
+
+
+def test_collect_takes_only_what_the_named_student_submitted(tmp_path: Path, monkeypatch):
+    """ada submits her own work, then twice as ben (her nbgrader config says she is ben); ben submits once, before
+    her. Collect refuses both forgeries and takes ben's own submission, whatever their timestamps."""
+    plan = plan_in(tmp_path, demo=True)
+    prepare(plan)
+    build = tmp_path / "nbgrader"
+    build_release([FIXTURES / "course" / CHAPTER], build)
+    exchange.release_assignment(build, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
+    made_by: dict[str, str] = {}
+    inbound = plan.exchange / "pytorch-labs" / "inbound"
+
+    def submit(who: str, named: str) -> None:
+        config = student(plan, who)
+        config.CourseDirectory.student_id = named
+        before = set(inbound.iterdir()) if inbound.exists() else set()
+        if not (plan.home(who) / CHAPTER).exists():
+            as_student(ExchangeFetchAssignment, config)
+        as_student(ExchangeSubmit, config)
+        [new] = set(inbound.iterdir()) - before
+        made_by[new.name] = who
+
+    submit("ben", "ben")
+    submit("ada", "ada")
+    submit("ada", "ben")
+    submit("ada", "ben")
+    monkeypatch.setattr(exchange, "owner_of", lambda path: made_by[Path(path).name])
+    found = exchange.collect(plan.grading, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
+    assert sorted(found.folders) == ["ada", "ben"]
+    forged = sorted(name for name, who in made_by.items() if name.startswith("ben+") and who == "ada")
+    assert sorted(found.refused) == forged and set(found.refused.values()) == {"ada"}
+    [genuine] = [name for name, who in made_by.items() if name.startswith("ben+") and who == "ben"]
+    collected = (plan.grading / "submitted" / "ben" / CHAPTER / "timestamp.txt").read_text()
+    assert collected == (inbound / genuine / "timestamp.txt").read_text()
+
+
+def test_zero_to_jupyterhub_values():
+    """docs/hub.md's values.yaml for the jupyterhub Helm chart sets up the class `labs hub --class` does: checked
+    offline, without helm or the chart (docs/hub.md says what that leaves unchecked)."""
+    import yaml
+
+    text = (ROOT / "docs" / "hub.md").read_text()
+    block = text.split("```yaml\n# values.yaml for the jupyterhub chart", 1)[1].split("\n", 1)[1].split("```", 1)[0]
+    values = yaml.safe_load(block)
+    assert set(values) == {"hub", "singleuser", "cull", "proxy"}
+    hub = values["hub"]["config"]
+    assert hub["JupyterHub"]["authenticator_class"] == "nativeauthenticator.NativeAuthenticator"
+    assert hub["NativeAuthenticator"]["open_signup"] is False
+    assert hub["Authenticator"]["admin_users"] == ["instructor"]
+    single = values["singleuser"]
+    assert single["memory"]["limit"] == "1G" and single["cpu"]["limit"] == 1
+    assert single["cmd"] == "jupyterhub-singleuser" and single["defaultUrl"] == "/lab"
+    [volume] = single["storage"]["extraVolumes"]
+    [mount] = single["storage"]["extraVolumeMounts"]
+    assert volume["name"] == mount["name"] == "exchange" and "persistentVolumeClaim" in volume
+    nbgrader_config = Config()
+    exec(single["extraFiles"]["nbgrader-config"]["stringData"], {"get_config": lambda: nbgrader_config})
+    assert nbgrader_config.Exchange.root == mount["mountPath"]
+    assert nbgrader_config.CourseDirectory.course_id == "pytorch-labs"
+    assert values["cull"] == {"enabled": True, "timeout": 3600, "every": 600}
+    assert values["proxy"]["https"]["enabled"] is True
+    # the hook in extraConfig is Python that gives a student what labs hub gives them, the instructor nothing
+    namespace: dict = {"c": Config()}
+    exec(values["hub"]["extraConfig"]["students"], namespace)
+    spawner = SimpleNamespace(user=SimpleNamespace(name="ada"), args=[])
+    namespace["c"].KubeSpawner.pre_spawn_hook(spawner)
+    plan = plan_in(Path("/x"))
+    from labs.hub import server_args
+
+    assert spawner.args == server_args(plan, "ada")
+    teacher = SimpleNamespace(user=SimpleNamespace(name="instructor"), args=[])
+    namespace["c"].KubeSpawner.pre_spawn_hook(teacher)
+    assert teacher.args == []
+
+
+def test_what_a_class_keeps_from_students(tmp_path: Path):
+    """The course is always private; the checkout's history and tests only when the course is the checkout's.
+    One-time passwords: one per person, kept across runs, root's alone."""
+    from labs.hub import CHECKOUT
+    from labs.hub.run import read_passwords, write_passwords
+    from labs.hub.users import private_paths
+
+    own = private_paths(plan_in(tmp_path / "hub", course=CHECKOUT / "course"))
+    assert CHECKOUT / "course" in own and CHECKOUT / "tests" in own
+    assert all(p.exists() for p in own)
+    (tmp_path / "course").mkdir()
+    assert private_paths(plan_in(tmp_path / "hub", course=tmp_path / "course")) == [tmp_path / "course"]
+
+    plan = plan_in(tmp_path)
+    first = write_passwords(plan)
+    assert sorted(first) == ["ada", "ben", "teacher"] and all(len(p) >= 16 for p in first.values())
+    assert plan.passwords.stat().st_mode & 0o777 == 0o600
+    more = HubPlan(tmp_path, 8123, "teacher", ("ada", "ben", "cy"), tmp_path / "grading", Path("/usr/bin/true"))
+    again = write_passwords(more)
+    assert {k: again[k] for k in first} == first  # everyone keeps theirs
+    assert read_passwords(plan.passwords) == again and "cy" in again

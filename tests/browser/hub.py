@@ -1,4 +1,11 @@
-"""Drive `labs hub` like its users: log in, the Assignments tab (fetch, submit, fetch feedback), a notebook.
+"""Run a class with `labs hub` and drive it like its users: sign in, the Assignments tab (fetch, submit, fetch
+feedback), a notebook.
+
+:func:`hub_server` starts a real class (as root, as CI runs: a unix user per person from a class list, their
+one-time passwords, per-student limits) in a folder of its own under /tmp that every user can pass through
+(pytest's tmp_path is root's alone), and removes all of it afterwards, also when the test fails: the hub, every
+process of the class's users, their accounts and groups, their cgroups and the folder. :func:`run_as` runs a
+command as one of them (the instructor's `labs` commands, in their terminal).
 
 Each user has a browser context of their own (their own hub cookie). Notebooks are driven with
 tests/browser/jupyterlab.py's LabNotebook through :class:`HubServer`, which reads what the server saved from the
@@ -7,24 +14,33 @@ user's home on disk (the hub runs on this machine) instead of through a token-au
 
 from __future__ import annotations
 
+import csv
 import json
+import os
+import pwd
 import re
+import shutil
 import subprocess
+import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 import nbformat
 import psutil
 
+from labs.hub.limits import class_folders, remove_class_groups
+from labs.hub.plan import class_name
+from labs.hub.users import class_accounts, marker, remove_class
 from tests.browser import chromium
 from tests.browser.jupyterlab import SETTINGS, free_port
-from tests.conftest import BIN, labs_env
+from tests.conftest import BIN, ROOT, labs_env
 
 LAB_SHELL = "#jp-main-dock-panel"
 RELEASED, FETCHED, SUBMITTED = "#released_assignments_list", "#fetched_assignments_list", "#submitted_assignments_list"
@@ -32,16 +48,40 @@ RELEASED, FETCHED, SUBMITTED = "#released_assignments_list", "#fetched_assignmen
 
 @dataclass
 class RunningHub:
-    """A running `labs hub`: where it listens, its folders, its process."""
+    """A running `labs hub` class: where it listens, its folders, its people's passwords, its process."""
 
     port: int
     root: Path
     process: subprocess.Popen
     log: Path
+    scratch: Path = Path("/nonexistent")
+    passwords: dict[str, str] = field(default_factory=dict)
+    instructor: str = "instructor"
 
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def grading(self) -> Path:
+        """The instructor's course (gradebook, submissions), in their home: formgrader's root is their server's."""
+        return self.home(self.instructor) / "grading"
+
+    @property
+    def course(self) -> Path:
+        return self.scratch / "course"
+
+    @property
+    def build(self) -> Path:
+        return self.scratch / "nbgrader"
+
+    @property
+    def exchange(self) -> Path:
+        return self.root / "exchange"
+
+    @property
+    def class_name(self) -> str:
+        return class_name(self.root)
 
     def home(self, user: str) -> Path:
         return self.root / "home" / user
@@ -59,20 +99,118 @@ class RunningHub:
         return "\n".join("\n".join(f.read_text(errors="replace").splitlines()[-lines:]) for f in files if f.exists())
 
 
+def _public_scratch() -> Path:
+    """A fresh folder under /tmp that every user may pass through (0711) but not list."""
+    folder = Path(tempfile.mkdtemp(prefix="labs-hub-test-", dir="/tmp"))
+    folder.chmod(0o711)
+    return folder
+
+
+def class_unavailable() -> str | None:
+    """Why a class cannot be run here (not root), or None."""
+    if os.geteuid() != 0:
+        return "a class makes a unix user per person: the hub tests run as root (as CI does)"
+    return None
+
+
+OPENED = Path("/tmp/labs-hub-test-opened.json")  # folders opened (o+x) for classes, with how many classes use them
+
+
 @contextmanager
-def hub_server(scratch: Path, grading: Path, startup_timeout: float = 180) -> Iterator[RunningHub]:
-    """``labs hub --port P --root scratch/hub --grading GRADING`` until the block ends, then SIGTERM."""
-    port, root, log = free_port(), scratch / "hub", scratch / "labs_hub.log"
-    with log.open("w") as out:
-        process = subprocess.Popen([str(BIN / "labs"), "hub", "--port", str(port), "--root", str(root),
-                                    "--grading", str(grading)], cwd=scratch, env=labs_env(), stdout=out,
-                                   stderr=subprocess.STDOUT)
-    hub = RunningHub(port, root, process, log)
+def reachable(paths: list[Path]) -> Iterator[None]:
+    """Let other users pass through (o+x) every folder above ``paths`` that is closed (pyenv's Python lives under
+    /root here), for as long as any class needs it; then put the modes back. Counted across processes (the load
+    stage's class may run beside the browser stage's), under a lock."""
+    import fcntl
+
+    def change(step: int) -> None:
+        with open(str(OPENED) + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            state = json.loads(OPENED.read_text()) if OPENED.exists() else {"classes": 0, "folders": {}}
+            state["classes"] += step
+            if step > 0:
+                for path in paths:
+                    for folder in reversed((path / "x").parents):
+                        mode = folder.stat().st_mode & 0o7777
+                        if not mode & 0o001 and str(folder) not in state["folders"]:
+                            state["folders"][str(folder)] = mode
+                            folder.chmod(mode | 0o001)
+            elif state["classes"] <= 0:
+                for folder, mode in state["folders"].items():
+                    Path(folder).chmod(mode)
+                state = {"classes": 0, "folders": {}}
+            OPENED.write_text(json.dumps(state))
+
+    change(+1)
     try:
-        _wait_until_up(hub, startup_timeout)
-        yield hub
+        yield
     finally:
-        stop_hub(hub)
+        change(-1)
+
+
+@contextmanager
+def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: float = 180,
+               people: tuple[str, ...] = ("instructor", "ada", "ben"), chapters: tuple[str, ...] = ("01_autograd",),
+               options: tuple[str, ...] = ()) -> Iterator[RunningHub]:
+    """``labs hub --class ROSTER`` (first person: the instructor) on a free port until the block ends, then
+    SIGTERM, and the class removed whatever happened. Its folders are in a public scratch folder (``hub.scratch``):
+    ``hub/`` (``--root``; ``--grading`` is ``grading/`` in the instructor's home), ``nbgrader/`` (labs release's
+    build) and ``course/`` (a copy of ``chapters``); ``scratch`` (the test's tmp_path) keeps `labs hub`'s output.
+    ``grading`` is ignored (the class's is ``hub.grading``)."""
+    public = _public_scratch()
+    port, root, log = free_port(), public / "hub", scratch / "labs_hub.log"
+    for chapter in chapters:
+        shutil.copytree(ROOT / "course" / chapter, public / "course" / chapter)
+    roster = public / "roster.csv"
+    roster.write_text("name,email\n" + "".join(f"{p},{p}@example.org\n" for p in people[1:]))
+    command = [str(BIN / "labs"), "hub", "--port", str(port), "--root", str(root), "--class", str(roster),
+               "--instructor", people[0], "--grading", str(root / "home" / people[0] / "grading"),
+               "--course", str(public / "course"),
+               "--build", str(public / "nbgrader"), *options]
+    hub = None
+    with reachable([Path(os.path.realpath(sys.executable)), Path(os.path.realpath(sys.base_prefix)) / "lib", BIN,
+                    ROOT / "labutils", public]):
+        try:
+            with log.open("w") as out:
+                process = subprocess.Popen(command, cwd=public, env=labs_env(), stdout=out, stderr=subprocess.STDOUT)
+            hub = RunningHub(port, root, process, log, public, instructor=people[0])
+            _wait_until_up(hub, startup_timeout)
+            with (root / "state" / "passwords.csv").open() as handle:
+                hub.passwords = {row[0]: row[1] for row in csv.reader(handle) if row[0] != "name"}
+            yield hub
+        finally:
+            try:
+                if hub is not None:
+                    stop_hub(hub)
+                remove_whole_class(root)
+            finally:
+                shutil.rmtree(public, ignore_errors=True)
+
+
+def remove_whole_class(root: Path) -> None:
+    """The class's accounts (their processes first), cgroups and folder; AssertionError if any is left."""
+    name = class_name(root)
+    remove_class_groups(name)
+    remove_class(root, marker(root))
+    left = class_accounts(marker(root))
+    groups = [str(f) for f in class_folders(name) if f.exists()]
+    assert not left and not groups, f"left behind: accounts {left}, cgroups {groups}"
+
+
+def run_as(user: str, command: list[str], cwd: Path | None = None, timeout: float = 600,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``command`` as the unix user ``user`` (their uid, group and HOME; caches in their home), output captured."""
+    entry = pwd.getpwnam(user)
+    home = Path(entry.pw_dir)
+    base = labs_env()
+    base.update({"HOME": str(home), "USER": user, "LOGNAME": user,
+                 "TORCHINDUCTOR_CACHE_DIR": str(home / ".cache" / "inductor"),
+                 "MPLCONFIGDIR": str(home / ".cache" / "matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
+                 "JUPYTER_RUNTIME_DIR": str(home / ".local" / "share" / "jupyter" / "runtime"),
+                 "TRITON_CACHE_DIR": str(home / ".cache" / "triton")})
+    base.update(env or {})
+    return subprocess.run(command, cwd=cwd or home, env=base, capture_output=True, text=True, timeout=timeout,
+                          user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
 
 
 def _wait_until_up(hub: RunningHub, timeout: float) -> None:
@@ -108,12 +246,16 @@ def _running(p: psutil.Process) -> bool:
         return False
 
 
-def write_lab_settings(home: Path) -> None:
-    """The test's JupyterLab settings for a user (every cell in the page, no news pop-up)."""
+def write_lab_settings(home: Path, owner: str | None = None) -> None:
+    """The test's JupyterLab settings for a user (every cell in the page, no news pop-up), theirs."""
     settings = home / ".jupyter" / "lab" / "user-settings"
     for name, values in SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(json.dumps(values))
+    if owner is not None:
+        entry = pwd.getpwnam(owner)
+        for path in [home / ".jupyter", *(home / ".jupyter").rglob("*")]:
+            os.chown(path, entry.pw_uid, entry.pw_gid)
 
 
 class HubServer:
@@ -149,10 +291,11 @@ class HubUser:
         self.server = HubServer(hub, name)
 
     def login(self) -> HubUser:
-        """The hub's login form (test authenticator: any password), then JupyterLab once the server is up."""
+        """The hub's login form (NativeAuthenticator: their one-time password), then JupyterLab once the server
+        is up."""
         self.page.goto(f"{self.hub.base}/hub/login")
         self.page.fill("input[name=username]", self.name)
-        self.page.fill("input[name=password]", "any password")
+        self.page.fill("input[name=password]", self.hub.passwords[self.name])
         self.page.click("[type=submit]")
         self.page.wait_for_selector(LAB_SHELL, timeout=300_000)
         assert self.page.url.startswith(f"{self.hub.base}/user/{self.name}/lab"), self.page.url

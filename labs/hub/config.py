@@ -1,0 +1,205 @@
+"""The files `labs hub` writes: ``jupyterhub_config.py`` and each user's Jupyter config folder.
+
+``jupyterhub_config.py`` is readable and self-contained (every path, port and limit spelled out); run it by hand
+with ``jupyterhub -f``. Each user's ``config/<user>/`` is put on their ``JUPYTER_CONFIG_PATH`` by the spawner:
+``nbgrader_config.py`` (course id and exchange; the instructor's course root and gradebook) and
+``labconfig/page_config.json`` (the JupyterLab plugins the user does not get).
+
+In a class each server runs as its person's unix user, so nbgrader names a submission after the unix user
+(``nbgrader.utils.get_username()``) and `labs collect` checks the owner. Under ``--demo`` every server runs as the
+hub's own unix user: each student's nbgrader config then names them (``CourseDirectory.student_id``), and the
+owner check cannot hold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from graders.nbgrader_course import COURSE_ID
+from labs.hub.plan import HubPlan
+from labs.lab import STUDENT_DISABLED_PLUGINS, STUDENT_SERVER_EXTENSIONS
+
+INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
+INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
+# What a server inherits from the hub's environment: LocalProcessSpawner's own list (JupyterHub 6), and torch's
+# threads.
+KEEP_ENV = ["CONDA_DEFAULT_ENV", "CONDA_ROOT", "JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL", "LD_LIBRARY_PATH",
+            "PATH", "PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
+
+
+def nbgrader_config_text(plan: HubPlan, user: str) -> str:
+    """The user's nbgrader_config.py: the course and exchange; the instructor's course root; under ``--demo`` a
+    student's id (one unix user for all)."""
+    lines = ["c = get_config()  # noqa  (written by labs hub)",
+             f"c.CourseDirectory.course_id = {COURSE_ID!r}",
+             f"c.Exchange.root = {str(plan.exchange)!r}"]
+    if plan.role(user) == "instructor":
+        db_url = f"sqlite:///{plan.grading / 'gradebook.db'}"
+        lines += [f"c.CourseDirectory.root = {str(plan.grading)!r}", f"c.CourseDirectory.db_url = {db_url!r}"]
+    elif plan.demo:
+        lines.append(f"c.CourseDirectory.student_id = {user!r}  # --demo: one unix user for all, name the student")
+    return "\n".join(lines) + "\n"
+
+
+def page_config(plan: HubPlan, user: str) -> dict:
+    """JupyterLab page config: students lose nbgrader's instructor panels, everyone the news prompt."""
+    disabled = STUDENT_DISABLED_PLUGINS if plan.role(user) == "student" else INSTRUCTOR_DISABLED_PLUGINS
+    return {"disabledExtensions": dict.fromkeys(disabled, True)}
+
+
+def server_args(plan: HubPlan, user: str) -> list[str]:
+    """Arguments of the user's jupyterhub-singleuser: students get no formgrader or course list; the
+    instructor's pages may be framed by their own JupyterLab, and their root holds the course (formgrader)."""
+    args = []
+    if plan.role(user) == "student":
+        args.append(f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}")
+    else:  # formgrader is a page in an iframe (jupyterhub-singleuser forbids framing unless told otherwise),
+        # and works only on a course folder inside the server's root
+        args += [f"--ServerApp.tornado_settings={INSTRUCTOR_TORNADO!r}",
+                 f"--ServerApp.root_dir={os.path.commonpath([plan.home(user), plan.grading])}"]
+    if plan.demo and os.getuid() == 0:  # --demo: SimpleLocalProcessSpawner runs servers as the hub's user
+        args.append("--ServerApp.allow_root=True")
+    return args
+
+
+def write_user_files(plan: HubPlan) -> None:
+    """Each user's Jupyter config folder, the exchange and the state folder (homes: labs.hub.users in a
+    class, made here under ``--demo``)."""
+    plan.exchange.mkdir(parents=True, exist_ok=True)
+    plan.exchange.chmod(0o1777 if not plan.demo else 0o777)
+    plan.state.mkdir(parents=True, exist_ok=True)
+    plan.grading.mkdir(parents=True, exist_ok=True)
+    for user in plan.users:
+        if plan.demo:
+            plan.home(user).mkdir(parents=True, exist_ok=True)
+        folder = plan.user_config(user)
+        (folder / "labconfig").mkdir(parents=True, exist_ok=True)
+        (folder / "nbgrader_config.py").write_text(nbgrader_config_text(plan, user), encoding="utf-8")
+        (folder / "labconfig" / "page_config.json").write_text(json.dumps(page_config(plan, user), indent=2),
+                                                               encoding="utf-8")
+
+
+COMMON = '''\
+"""JupyterHub for PyTorch Labs, written by `labs hub` (labs/hub/config.py): run `labs hub` again rather than edit.
+
+{summary}
+Stopping the hub stops every server and the proxy.
+"""
+
+c = get_config()  # noqa: F821
+
+c.JupyterHub.ip = {ip!r}
+c.JupyterHub.port = {port}
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = {hub_port}
+c.ConfigurableHTTPProxy.api_url = "http://127.0.0.1:{proxy_api_port}"
+c.ConfigurableHTTPProxy.command = [{proxy!r}]
+c.ConfigurableHTTPProxy.pid_file = {proxy_pid!r}
+c.JupyterHub.db_url = {db_url!r}
+c.JupyterHub.cookie_secret_file = {cookie_secret!r}
+c.JupyterHub.pid_file = {hub_pid!r}
+c.JupyterHub.cleanup_servers = True
+c.JupyterHub.cleanup_proxy = True
+c.Authenticator.allowed_users = set({users!r})
+c.Authenticator.admin_users = {{{instructor!r}}}
+c.Spawner.cmd = [{singleuser!r}]
+c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = 300
+c.Spawner.http_timeout = 300
+c.Spawner.env_keep = {env_keep!r}
+'''
+
+DEMO = '''
+# --demo: any password (JupyterHub's test authenticator), every server as this unix user with HOME per user.
+c.JupyterHub.authenticator_class = "dummy"
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = {home_template!r}
+'''
+
+CLASS = '''
+# A class: NativeAuthenticator (accounts from the class list, each with a one-time password; new sign-ups wait for
+# the instructor's approval at /hub/authorize), each server as its person's unix user (created by labs hub),
+# each student's processes together in a cgroup with these limits.
+c.JupyterHub.authenticator_class = "labs.hub.auth.ClassAuthenticator"
+c.ClassAuthenticator.accounts_file = {accounts!r}
+c.NativeAuthenticator.open_signup = False
+c.NativeAuthenticator.minimum_password_length = 10
+c.NativeAuthenticator.check_common_password = True
+c.JupyterHub.spawner_class = "labs.hub.spawner.ClassSpawner"
+c.ClassSpawner.class_name = {class_name!r}
+c.ClassSpawner.memory_bytes = {memory}
+c.ClassSpawner.cpus = {cpus}
+c.ClassSpawner.processes = {processes}
+c.ClassSpawner.unlimited_users = {{{instructor!r}}}
+'''
+
+CULLER = '''
+# Idle culling: a server without activity for {timeout} s is stopped (its kernels with it); the servers report
+# activity every {activity} s, the hub reads the proxy's every {activity} s.
+c.JupyterHub.last_activity_interval = {activity}
+c.Spawner.environment = {{"JUPYTERHUB_ACTIVITY_INTERVAL": "{activity}"}}
+c.JupyterHub.services = [{{
+    "name": "idle-culler",
+    "command": [{python!r}, "-m", "jupyterhub_idle_culler", "--timeout={timeout}", "--cull-every={every}"],
+}}]
+c.JupyterHub.load_roles = [{{
+    "name": "idle-culler",
+    "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+    "services": ["idle-culler"],
+}}]
+'''
+
+HTTPS = '''
+# HTTPS: the proxy serves this certificate and key.
+c.JupyterHub.ssl_cert = {cert!r}
+c.JupyterHub.ssl_key = {key!r}
+'''
+
+PER_USER = '''
+# Per user: Jupyter config folder (nbgrader_config.py, labconfig) and server arguments.
+USERS = {per_user}
+
+
+def pre_spawn_hook(spawner):
+    """Give the user their own Jupyter config folder and server arguments (students: no formgrader)."""
+    user = USERS[spawner.user.name]
+    spawner.environment = dict(spawner.environment, JUPYTER_CONFIG_PATH=user["config"])
+    spawner.args = list(user["args"])
+
+
+c.Spawner.pre_spawn_hook = pre_spawn_hook
+'''
+
+
+def activity_interval(cull_idle: int) -> int:
+    """How often servers report activity: a third of the idle timeout, at most JupyterHub's 300 s."""
+    return max(5, min(300, cull_idle // 3))
+
+
+def hub_config_text(plan: HubPlan) -> str:
+    """The text of jupyterhub_config.py for ``plan``."""
+    per_user = {u: {"role": plan.role(u), "config": str(plan.user_config(u)), "args": server_args(plan, u)}
+                for u in plan.users}
+    summary = ("--demo: test authenticator (any password), every server as this unix user; on 127.0.0.1 only."
+               if plan.demo else
+               "A class: one unix user per person, NativeAuthenticator, per-student limits, idle culling.")
+    text = COMMON.format(
+        summary=summary, ip=plan.ip, port=plan.port, hub_port=plan.hub_port, proxy_api_port=plan.proxy_api_port,
+        proxy=str(plan.proxy), proxy_pid=str(plan.state / "proxy.pid"),
+        db_url=f"sqlite:///{plan.state / 'jupyterhub.sqlite'}", cookie_secret=str(plan.state / "cookie_secret"),
+        hub_pid=str(plan.state / "jupyterhub.pid"), users=sorted(plan.users), instructor=plan.instructor,
+        singleuser=str(plan.python_bin / "jupyterhub-singleuser"), env_keep=KEEP_ENV)
+    if plan.demo:
+        text += DEMO.format(home_template=str(plan.root / "home") + "/{username}")
+    else:
+        text += CLASS.format(accounts=str(plan.passwords), class_name=plan.group_name,
+                             memory=plan.limits.memory_bytes, cpus=plan.limits.cpus,
+                             processes=plan.limits.processes, instructor=plan.instructor)
+    if plan.cull_idle > 0:
+        text += CULLER.format(timeout=plan.cull_idle, activity=activity_interval(plan.cull_idle),
+                              every=max(5, min(300, plan.cull_idle // 4)),
+                              python=str(plan.python_bin / "python"))
+    if plan.https:
+        text += HTTPS.format(cert=str(plan.https[0]), key=str(plan.https[1]))
+    return text + PER_USER.format(per_user=json.dumps(per_user, indent=4, sort_keys=True))

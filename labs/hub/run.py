@@ -1,0 +1,173 @@
+"""Set a class up and run its hub: :func:`prepare` writes every file (and, for a class, makes the accounts and
+sets who may read what), :func:`serve` runs ``jupyterhub -f`` until Ctrl-C or SIGTERM and then stops it, which
+stops every server and the proxy (``cleanup_servers``, ``cleanup_proxy``), removes the students' cgroups and puts
+back the modes it changed. The accounts and homes stay (a class outlives one run of its hub):
+:func:`teardown` (``labs hub --remove-class``) removes them.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from labs.hub import users
+from labs.hub.config import hub_config_text, write_user_files
+from labs.hub.limits import remove_class_groups
+from labs.hub.plan import CHECKOUT, HubPlan
+
+
+class HubDidNotStart(RuntimeError):
+    """JupyterHub exited or never answered; the message names its log."""
+
+
+class ClassNotPossible(RuntimeError):
+    """A class cannot be set up here (not root, the venv out of the students' reach, a name taken)."""
+
+
+def read_passwords(path: Path) -> dict[str, str]:
+    """``name -> one-time password`` from the passwords file (empty if none)."""
+    if not path.is_file():
+        return {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        return {row[0]: row[1] for row in csv.reader(handle) if len(row) >= 2 and row[0] != "name"}
+
+
+def write_passwords(plan: HubPlan) -> dict[str, str]:
+    """A one-time password for each person who has none yet, in ``state/passwords.csv`` (name, password, email;
+    root, 0600): the instructor hands them out; each person changes theirs at /hub/change-password."""
+    known = read_passwords(plan.passwords)
+    for name in plan.users:
+        known.setdefault(name, secrets.token_urlsafe(12))
+    emails = dict(plan.emails)
+    plan.state.mkdir(parents=True, exist_ok=True)
+    plan.passwords.touch(mode=0o600)
+    plan.passwords.chmod(0o600)
+    with plan.passwords.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["name", "password", "email"])
+        writer.writerows([name, password, emails.get(name, "")] for name, password in sorted(known.items()))
+    return known
+
+
+def needed_by_students(plan: HubPlan) -> list[Path]:
+    """What every student's server must reach: the interpreter (its real path and prefix), the venv, the
+    checkout (labutils) and the class's folder."""
+    interpreter = Path(os.path.realpath(sys.executable))
+    return [interpreter, Path(os.path.realpath(sys.base_prefix)) / "lib", plan.python_bin, CHECKOUT / "labutils",
+            plan.root]
+
+
+def check_class_possible(plan: HubPlan) -> None:
+    """ClassNotPossible unless this runs as root and every student can reach Python, the venv and the class."""
+    if os.geteuid() != 0:
+        raise ClassNotPossible("a class makes a unix user per person: run labs hub as root "
+                               "(or try it as it was, one unix user and any password, with --demo)")
+    for path in needed_by_students(plan):
+        blocked = users.unreachable(path / "x")
+        if blocked is not None:
+            raise ClassNotPossible(
+                f"{blocked} is closed to other users (mode {blocked.stat().st_mode & 0o777:o}), and every student's "
+                f"server needs {path}: let others pass through it (chmod o+x {blocked}: they can then open what "
+                "they know the name of, not list it), or make the venv from a Python outside it")
+
+
+def prepare(plan: HubPlan) -> Path:
+    """Create the class's folders and write jupyterhub_config.py (for a class: accounts, passwords, modes come
+    with :func:`setup`); returns its path."""
+    write_user_files(plan)
+    plan.config_file.write_text(hub_config_text(plan), encoding="utf-8")
+    return plan.config_file
+
+
+def setup(plan: HubPlan) -> tuple[list[str], list[users.Saved]]:
+    """For a class: the accounts (those created now), their one-time passwords and who may read what."""
+    check_class_possible(plan)
+    try:
+        created = users.create_accounts(plan)
+    except users.AccountError as err:
+        raise ClassNotPossible(str(err)) from None
+    write_passwords(plan)
+    saved = users.lock_down(plan)
+    return created, saved
+
+
+def teardown(plan: HubPlan) -> list[str]:
+    """Remove the class: its accounts, cgroups and folder (homes and exchange included); returns the accounts."""
+    remove_class_groups(plan.group_name)
+    return users.remove_class(plan.root, users.marker(plan))
+
+
+def start(plan: HubPlan, log: Path) -> subprocess.Popen:
+    """``jupyterhub -f CONFIG`` in its own session (a terminal's Ctrl-C reaches `labs hub`, which stops it)."""
+    env = os.environ | {"PATH": f"{plan.python_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
+    log.touch(mode=0o600)
+    with log.open("w") as out:
+        return subprocess.Popen([str(plan.python_bin / "jupyterhub"), "-f", str(plan.config_file)],
+                                cwd=plan.state, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def wait_until_up(process: subprocess.Popen, url: str, timeout: float = 120) -> bool:
+    """True once the hub answers through the proxy (``/hub/api``); False if it exited or never did."""
+    import ssl
+
+    context = ssl._create_unverified_context() if url.startswith("https") else None  # its own certificate
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/hub/api", timeout=5, context=context) as response:
+                if response.status == 200:
+                    return True
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.3)
+    return False
+
+
+def stop(process: subprocess.Popen, timeout: float = 60) -> int:
+    """SIGTERM the hub (it stops the servers and the proxy), SIGKILL its session if it does not exit."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.wait(timeout=30)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def serve(plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None,
+          saved: list[users.Saved] | None = None) -> int:
+    """Run the hub until Ctrl-C or SIGTERM; returns the hub's exit status. ``on_up`` hears its log once it
+    answers. Afterwards the students' cgroups are removed and the modes in ``saved`` put back."""
+    log = plan.root / "jupyterhub.log"
+    process = start(plan, log)
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        try:
+            if not wait_until_up(process, plan.url):
+                stop(process)
+                raise HubDidNotStart(f"JupyterHub did not start; its log: {log}")
+            on_up(log)
+            process.wait()
+        except KeyboardInterrupt:
+            pass
+        return stop(process)
+    finally:
+        if not plan.demo:
+            entries = [users.existing(name) for name in plan.users]
+            users.stop_processes({entry.pw_uid for entry in entries if entry is not None})
+            remove_class_groups(plan.group_name)
+        users.restore(saved or [])

@@ -1,0 +1,82 @@
+"""The spawner of a class: JupyterHub's LocalProcessSpawner (each server as its person's unix user), with each
+student's server, and so everything it starts, inside the student's control group (:mod:`labs.hub.limits`).
+
+The server's process joins the group before it drops to the student's uid (in ``preexec_fn``, still root), so
+no process of the student's ever runs outside it. Every second the spawner looks at the group: a fork bomb
+that filled it is killed (every process but the server, which restarts the kernel and tells the student that
+it died). When the server stops, what is left in the group is killed and the group removed.
+"""
+
+from __future__ import annotations
+
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
+from tornado.ioloop import PeriodicCallback
+from traitlets import Float, Integer, Set, Unicode
+
+from labs.hub.limits import StudentGroup, create_group
+from labs.hub.plan import Limits
+
+
+class ClassSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner with per-student cgroup limits (memory, CPU quota, processes)."""
+
+    class_name = Unicode("labs-hub", help="the class's cgroup folder under the hub's own").tag(config=True)
+    memory_bytes = Integer(2 << 30, help="memory of all of a student's processes together").tag(config=True)
+    cpus = Float(1.0, help="cores a student's processes may use together (a CPU quota)").tag(config=True)
+    processes = Integer(256, help="processes and threads of a student together").tag(config=True)
+    unlimited_users = Set(Unicode(), help="users without limits (the instructor)").tag(config=True)
+    check_every_ms = Integer(1000, help="how often the group is checked for a fork bomb").tag(config=True)
+
+    _student_group: StudentGroup | None = None
+    _watch: PeriodicCallback | None = None
+
+    def _limited(self) -> bool:
+        return self.user.name not in self.unlimited_users
+
+    def make_preexec_fn(self, name: str):
+        """Join the student's group (as root), then become the student (LocalProcessSpawner's own step)."""
+        become = set_user_setuid(name)
+        group = self._student_group
+
+        def preexec() -> None:
+            if group is not None:
+                group.join()
+            become()
+
+        return preexec
+
+    async def start(self):
+        """Create the student's group with their limits, then start the server inside it."""
+        if self._limited():
+            group, why = create_group(self.class_name, self.user.name)
+            if group is None:
+                raise RuntimeError(f"no limits for {self.user.name}: {why}")
+            self._student_group = StudentGroup(group, Limits(self.memory_bytes, self.cpus, self.processes))
+            self._student_group.apply()
+            self.log.info("%s's limits: %s (cgroup v%d)", self.user.name, self._student_group.limits.describe(),
+                          group.version)
+        result = await super().start()
+        if self._student_group is not None:
+            self._watch = PeriodicCallback(self._check, self.check_every_ms)
+            self._watch.start()
+        return result
+
+    def _check(self) -> None:
+        group = self._student_group
+        if group is None:
+            return
+        said = group.check(spare=self.pid)
+        if said:
+            self.log.warning("%s %s", self.user.name, said)
+
+    async def stop(self, now: bool = False):
+        """Stop the server, then everything left in the student's group, and remove the group."""
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
+        try:
+            await super().stop(now=now)
+        finally:
+            if self._student_group is not None:
+                self._student_group.remove()
+                self._student_group = None
