@@ -202,6 +202,8 @@ def test_the_array_ran_and_the_cancelled_task_was_retried_alone(class_on_cluster
         str(i): "CANCELLED" if i == KILLED else "COMPLETED" for i in range(1, TASKS + 1)}, first
     assert [(t["JobState"], t["ExitCode"]) for t in retry.values()] == [("COMPLETED", "0:0")], retry
     assert (class_on_cluster["reports"] / "SHARDS").read_text().strip() == str(TASKS)
+    cancelled = first[str(KILLED)]["JobId"]  # its sandboxes' cgroups went with it, so Slurm could remove the job's
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/slurm*/uid_*/job_{cancelled}")), "cgroups left by scancel"
     assert f"shard {KILLED}/{TASKS}" in outputs[KILLED]  # the retry, alone in its array, still shard 2 of 4
     for text in outputs.values():
         assert f"{STUDENTS // TASKS}/{STUDENTS // TASKS} notebooks graded" in text, text[-2000:]
