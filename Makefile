@@ -19,7 +19,7 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: bytecode lab lab-venv hub test venv system-deps proxy unit grading notebooks browser site selfcheck mutants lint constraints clean
+.PHONY: bytecode lab lab-venv hub test venv system-deps proxy unit grading notebooks browser site selfcheck mutants lint style typecheck constraints clean
 
 lab: lab-venv
 	$(BIN)/labs lab
@@ -31,7 +31,7 @@ hub: venv proxy
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
 # follow them, never beside them. `make unit grading ...` runs stages one after another instead.
-LANES ?= grading,unit notebooks,selfcheck,site browser
+LANES ?= grading,unit notebooks,selfcheck,site typecheck,browser
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,selfcheck,site
 
@@ -40,7 +40,7 @@ BACKGROUND ?= notebooks,selfcheck,site
 # under load). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
 test unit grading notebooks browser site selfcheck mutants: export OMP_NUM_THREADS ?= 1
 
-test: venv system-deps lint bytecode
+test: venv system-deps style bytecode
 	$(BIN)/python ci/lanes.py $(LANES) --background $(BACKGROUND)
 	@echo "make test: all passed"
 
@@ -95,11 +95,16 @@ $(PROXY):
 	fi
 
 # ruff (pyproject.toml: BLE, RUF100 among its rules), mypy over the packages (labutils, graders, labs, zygote),
-# and the notebooks' conventions; .pre-commit-config.yaml runs the same before each commit.
-lint: venv
+# and the notebooks' conventions; .pre-commit-config.yaml runs the same before each commit. make test runs
+# style before its lanes and typecheck in a lane (about 40 CPU-s from a cold cache, beside the browser tests).
+lint: style typecheck
+
+style: venv
 	$(BIN)/ruff check labutils graders labs zygote tests benchmarks ci
-	$(BIN)/mypy
 	$(BIN)/labs lint course
+
+typecheck: venv
+	$(BIN)/mypy
 
 unit: venv
 	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading"
