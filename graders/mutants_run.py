@@ -130,18 +130,21 @@ class Grading:
 
     def mutant(self, plan: Plan) -> tuple[dict | None, float]:
         """One mutant's record (verdict, hash, note) and the CPU-s of its run."""
+        mutant = plan.mutant
+        if mutant is None:
+            raise ValueError(f"{plan.exercise.grade_id}: a control run has no mutant to record")
         graded = self.run(plan)
         verdict = verdict_of(graded)
-        record = {**verdict, "hash": plan.exercise.mutant_hash(plan.mutant)} if verdict else None
+        record = {**verdict, "hash": plan.exercise.mutant_hash(mutant)} if verdict else None
         if record is not None:
-            self.record(plan.mutant.id, record)
+            self.record(mutant.id, record)
         self.progress()
         return record, graded.cpu_seconds
 
 
 def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]], results: dict[str, dict],
               jobs: int, say: Callable[[str], None] = lambda line: None,
-              save: Callable[[], None] = lambda: None) -> tuple[list[str], int, float]:
+              save: Callable[[], object] = lambda: None) -> tuple[list[str], int, float]:
     """Grade ``todo`` into ``results`` (``save`` called every :data:`SAVE_EVERY` verdicts and at the end);
     the problems met (a control that fails), runs made, their CPU-s."""
     lab = load_lab(path)
@@ -168,11 +171,11 @@ def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]]
     save()
     problems = [why for why, _ in checked if why]
     problems += [f"{plan.mutant.id}: the grader failed on it (not recorded)"
-                 for plan, (record, _) in zip(plans, graded, strict=True) if record is None]
+                 for plan, (record, _) in zip(plans, graded, strict=True) if record is None and plan.mutant]
     return problems, len(checked) + len(graded), sum(g.cpu_seconds for _, g in checked) + sum(c for _, c in graded)
 
 
-def _recorder(results: dict[str, dict], save: Callable[[], None]) -> Callable[[str, dict], None]:
+def _recorder(results: dict[str, dict], save: Callable[[], object]) -> Callable[[str, dict], None]:
     """A thread-safe way to put one verdict into ``results``, saving them every :data:`SAVE_EVERY`."""
     lock, count = threading.Lock(), [0]
 
