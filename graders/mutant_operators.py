@@ -13,6 +13,7 @@ import ast
 import copy
 import functools
 from collections.abc import Callable, Iterator
+from typing import TypeVar, cast
 
 Replacement = ast.AST | list[ast.stmt]
 Variants = Iterator[tuple]  # (variant, replacement) or (variant, replacement, the node it replaces)
@@ -46,7 +47,10 @@ def tensor_methods() -> frozenset[str]:
     return frozenset(dir(torch.Tensor))
 
 
-def _copy(node: ast.AST, **fields: object) -> ast.AST:
+Node = TypeVar("Node", bound=ast.AST)
+
+
+def _copy(node: Node, **fields: object) -> Node:
     new = copy.deepcopy(node)
     for name, value in fields.items():
         setattr(new, name, value)
@@ -177,7 +181,8 @@ def inplace(node: ast.AST) -> Variants:
     methods = tensor_methods()
     twin = name[:-1] if name.endswith("_") else name + "_"
     if twin in methods and (name in methods or name.endswith("_")):
-        yield f"{name}>{twin}", _copy(node, func=_copy(node.func, attr=twin))
+        call = cast(ast.Call, node)  # _method found a method call
+        yield f"{name}>{twin}", _copy(call, func=_copy(call.func, attr=twin))
 
 
 def augassign(node: ast.AST) -> Variants:
@@ -188,14 +193,15 @@ def augassign(node: ast.AST) -> Variants:
         yield "aug>assign", ast.copy_location(new, node)
     elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.BinOp)
           and ast.dump(node.targets[0]) == ast.dump(_copy(node.value.left, ctx=ast.Store()))):
-        yield "assign>aug", ast.AugAssign(copy.deepcopy(node.targets[0]), node.value.op, copy.deepcopy(node.value.right))
+        target = cast(ast.Name | ast.Attribute | ast.Subscript, copy.deepcopy(node.targets[0]))  # it was stored to
+        yield "assign>aug", ast.AugAssign(target, node.value.op, copy.deepcopy(node.value.right))
 
 
 def detach(node: ast.AST) -> Variants:
     """``x.detach()`` -> ``x``; ``return e`` -> ``return e.detach()`` where ``e`` may be a tensor."""
-    if _method(node) == "detach" and not node.args:
-        yield "drop", copy.deepcopy(node.func.value)
-    elif isinstance(node, ast.Return) and _may_be_tensor(node.value):
+    if _method(node) == "detach" and not cast(ast.Call, node).args:
+        yield "drop", copy.deepcopy(cast(ast.Attribute, cast(ast.Call, node).func).value)
+    elif isinstance(node, ast.Return) and node.value is not None and _may_be_tensor(node.value):
         call = ast.Call(ast.Attribute(copy.deepcopy(node.value), "detach", ast.Load()), [], [])
         yield "add", ast.Return(call)
 
@@ -210,8 +216,9 @@ def _may_be_tensor(node: ast.AST | None) -> bool:
 def copies(node: ast.AST) -> Variants:
     """``x.clone()``, ``x.contiguous()`` -> ``x``: a copy dropped."""
     name = _method(node)
-    if name in COPIES and not node.args and not node.keywords:
-        yield f"drop-{name}", copy.deepcopy(node.func.value)
+    call = cast(ast.Call, node)  # when name is set: _method found a method call
+    if name in COPIES and not call.args and not call.keywords:
+        yield f"drop-{name}", copy.deepcopy(cast(ast.Attribute, call.func).value)
 
 
 def dtype(node: ast.AST) -> Variants:
@@ -220,8 +227,9 @@ def dtype(node: ast.AST) -> Variants:
             and node.attr in DTYPE_SWAPS):
         yield f"{node.attr}>{DTYPE_SWAPS[node.attr]}", _copy(node, attr=DTYPE_SWAPS[node.attr])
     name = _method(node)
-    if name in CAST_SWAPS and not node.args:
-        yield f"{name}>{CAST_SWAPS[name]}", _copy(node, func=_copy(node.func, attr=CAST_SWAPS[name]))
+    call = cast(ast.Call, node)  # when name is set: _method found a method call
+    if name in CAST_SWAPS and not call.args:
+        yield f"{name}>{CAST_SWAPS[name]}", _copy(call, func=_copy(call.func, attr=CAST_SWAPS[name]))
 
 
 def grad_mode(node: ast.AST) -> Variants:

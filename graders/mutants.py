@@ -16,7 +16,6 @@ it changes a whole region: its code wrapped in ``torch.no_grad()``.
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,13 +55,22 @@ def regions(source: str) -> list[tuple[int, int]]:
     return found
 
 
+Located = ast.stmt | ast.expr  # the nodes that have lines and columns
+
+
+def _end(node: Located) -> int:
+    """The last line of ``node`` (parsed nodes always have one)."""
+    return node.end_lineno if node.end_lineno is not None else node.lineno
+
+
 def _region_of(node: ast.AST, spans: list[tuple[int, int]]) -> int:
     """1 + the index of the region that holds ``node`` entirely, 0 when none does (the module itself,
     which has no lines: the parent of a region written at the cell's top level)."""
-    if not hasattr(node, "lineno"):
+    lineno: int | None = getattr(node, "lineno", None)  # statements, expressions, handlers, arguments...
+    if lineno is None:
         return 0
-    return next((i + 1 for i, (begin, end) in enumerate(spans)
-                 if begin < node.lineno and node.end_lineno < end), 0)
+    last: int = getattr(node, "end_lineno", None) or lineno
+    return next((i + 1 for i, (begin, end) in enumerate(spans) if begin < lineno and last < end), 0)
 
 
 def signature_defaults(tree: ast.AST, spans: list[tuple[int, int]]) -> list[ast.expr]:
@@ -70,7 +78,7 @@ def signature_defaults(tree: ast.AST, spans: list[tuple[int, int]]) -> list[ast.
     found = []
     for node in ast.walk(tree):
         if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _region_of(node, spans) == 0
-                and any(node.lineno < begin < node.end_lineno for begin, _ in spans)):
+                and any(node.lineno < begin < _end(node) for begin, _ in spans)):
             found += [d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
     return found
 
@@ -98,14 +106,14 @@ class Cell:
         text = self.lines[line - 1] if line <= len(self.lines) else ""
         return sum(len(x) for x in self.lines[:line - 1]) + len(text.encode()[:col].decode(errors="replace"))
 
-    def location(self, node: ast.AST) -> str:
+    def location(self, node: Located) -> str:
         """``region.line.col`` of ``node`` (region 0, lines from the cell's first: outside every region)."""
         region = _region_of(node, self.spans)
         first = self.spans[region - 1][0] if region else 0
         col = self.offset(node.lineno, node.col_offset) - self.offset(node.lineno, 0)
         return f"{region}.{node.lineno - first}.{col}"
 
-    def expected(self, node: ast.AST, replacement: Replacement) -> str:
+    def expected(self, node: Located, replacement: Replacement) -> str:
         """``ast.dump`` of the tree with ``node`` replaced."""
         parent, name, i = self.parents[id(node)]
         old = getattr(parent, name)
@@ -118,13 +126,13 @@ class Cell:
         finally:
             setattr(parent, name, old)
 
-    def spliced(self, node: ast.AST, text: str, whole_lines: bool = False) -> str:
+    def spliced(self, node: Located, text: str, whole_lines: bool = False) -> str:
         """The source with ``node``'s text replaced by ``text`` (``whole_lines``: the lines it spans)."""
         start = self.offset(node.lineno, 0 if whole_lines else node.col_offset)
-        end = self.offset(node.end_lineno + 1, 0) if whole_lines else self.offset(node.end_lineno, node.end_col_offset)
+        end = self.offset(_end(node) + 1, 0) if whole_lines else self.offset(_end(node), node.end_col_offset or 0)
         return self.source[:start] + text + self.source[end:]
 
-    def texts(self, node: ast.AST, replacement: Replacement) -> Iterator[str]:
+    def texts(self, node: Located, replacement: Replacement) -> Iterator[str]:
         """Candidate spellings of the mutated cell, the plainest first."""
         indent = " " * (self.offset(node.lineno, node.col_offset) - self.offset(node.lineno, 0))
         if isinstance(replacement, list):  # a block's body in place of the block
@@ -138,7 +146,7 @@ class Cell:
         if isinstance(node, ast.expr):
             yield self.spliced(node, f"({text})")
 
-    def mutated(self, node: ast.AST, replacement: Replacement) -> str | None:
+    def mutated(self, node: Located, replacement: Replacement) -> str | None:
         """The cell with the change, or None when no spelling parses to exactly the changed tree."""
         want = self.expected(node, replacement)
         for text in self.texts(node, replacement):
@@ -157,10 +165,11 @@ def _wrap_in_no_grad(cell: Cell, region: int) -> Mutant | None:
            and _region_of(cell.parents[id(n)][0], cell.spans) != region]
     if not top:
         return None
-    indent = re.match(r"[ \t]*", cell.lines[top[0].lineno - 1]).group(0)
+    first = cell.lines[top[0].lineno - 1]
+    indent = first[:len(first) - len(first.lstrip(" \t"))]
     body = "".join(cell.lines[top[0].lineno - 1:top[-1].end_lineno])
     text = f"{indent}with torch.no_grad():\n" + textwrap.indent(body, "    ")
-    start, stop = cell.offset(top[0].lineno, 0), cell.offset(top[-1].end_lineno + 1, 0)
+    start, stop = cell.offset(top[0].lineno, 0), cell.offset(_end(top[-1]) + 1, 0)
     source = cell.source[:start] + text + cell.source[stop:]
     try:
         ast.parse(source)
@@ -175,7 +184,7 @@ def mutants_of(exercise: str, source: str) -> list[Mutant]:
     defaults = {id(n) for d in signature_defaults(cell.tree, cell.spans) for n in ast.walk(d)}
     inside = [n for n in ast.walk(cell.tree) if isinstance(n, (ast.stmt, ast.expr)) and n is not cell.tree
               and (_region_of(n, cell.spans) or id(n) in defaults)]
-    inside.sort(key=lambda n: (n.lineno, n.col_offset, -n.end_lineno, -n.end_col_offset))
+    inside.sort(key=lambda n: (n.lineno, n.col_offset, -_end(n), -(n.end_col_offset or 0)))
     found: list[Mutant] = []
     for node in inside:
         for name, operator in OPERATORS:
