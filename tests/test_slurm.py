@@ -196,6 +196,7 @@ def class_on_cluster(cluster: str, gradebook: str, tmp_path_factory: pytest.Temp
 
 
 @pytest.mark.grading
+@pytest.mark.slurm
 def test_the_array_ran_and_the_cancelled_task_was_retried_alone(class_on_cluster: dict) -> None:
     first, retry, outputs = class_on_cluster["first"], class_on_cluster["retry"], class_on_cluster["outputs"]
     assert {i: t["JobState"] for i, t in first.items()} == {
@@ -210,6 +211,7 @@ def test_the_array_ran_and_the_cancelled_task_was_retried_alone(class_on_cluster
 
 
 @pytest.mark.grading
+@pytest.mark.slurm
 def test_every_student_graded_once_by_their_own_shard(class_on_cluster: dict) -> None:
     students = sorted(class_on_cluster["expected"])
     graded: Counter[str] = Counter()
@@ -225,6 +227,7 @@ def test_every_student_graded_once_by_their_own_shard(class_on_cluster: dict) ->
 
 
 @pytest.mark.grading
+@pytest.mark.slurm
 def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
     work = class_on_cluster["work"]
     proc = labs("grade", str(work / "submitted"), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
@@ -241,6 +244,7 @@ def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
 
 
 @pytest.mark.grading
+@pytest.mark.slurm
 def test_sandboxes_nest_in_slurms_cgroup(class_on_cluster: dict) -> None:
     for text in class_on_cluster["outputs"].values():
         isolation = next(line for line in text.splitlines() if line.startswith("isolation:"))
@@ -251,6 +255,7 @@ def test_sandboxes_nest_in_slurms_cgroup(class_on_cluster: dict) -> None:
 
 
 @pytest.mark.grading
+@pytest.mark.slurm
 def test_course_array_matches_one_machine(cluster: str, tmp_path: Path) -> None:
     env = {**labs_env(), "NOTEBOOKS": CHAPTER, "REPORTS": str(tmp_path / "course"), "LABS": str(BIN / "labs"),
            "SMOKE": "1"}
