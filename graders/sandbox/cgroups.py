@@ -24,6 +24,9 @@ ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 # A Slurm job's cgroup: slurm (or slurm_<node>) / uid_U / job_J on v1; slurmstepd.scope / job_J on v2.
 SLURM_GROUP = re.compile(r"/slurm[^/]*/(?:uid_\d+/)?job_(\d+)(?:/|$)")
+# A worker's group: labs-<the grader's pid>-<the worker's id> (graders.sandbox.worker).
+WORKER_GROUP = re.compile(r"labs-(\d+)-[0-9a-f]+")
+_swept: set[Path] = set()
 
 
 @dataclass
@@ -143,6 +146,31 @@ def scheduler_group(proc_cgroup: str) -> str:
     return ""
 
 
+def sweep_stale(base: Path) -> list[Path]:
+    """Remove the empty worker groups in ``base`` whose grader is gone (killed before it could remove
+    them: SIGKILL, a scheduler's cancel), once per base and process; returns those removed. A group that
+    still lists a process, or whose grader's pid is alive, is left alone."""
+    if base in _swept:
+        return []
+    _swept.add(base)
+    removed = []
+    for folder in base.glob("labs-*"):
+        found = WORKER_GROUP.fullmatch(folder.name)
+        if found and folder.is_dir() and not _alive(int(found[1])) and _removed(folder):
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def create(name: str) -> tuple[Group | None, str]:
     """A new group ``name`` under the grader's own, or None and why it cannot be made."""
     if os.environ.get("LABS_CGROUPS") == "0":
@@ -160,6 +188,7 @@ def _create_v1(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
         base = ROOT / controller / (own or "/").lstrip("/")
         if own is None or not base.is_dir():
             base = ROOT / controller
+        sweep_stale(base)
         folder = base / name
         try:
             folder.mkdir(exist_ok=True)
@@ -175,6 +204,7 @@ def _create_v2(name: str, proc_cgroup: str) -> tuple[Group | None, str]:
     base = ROOT / own.lstrip("/")
     if not {"memory", "pids"} <= set(_read(base / "cgroup.controllers").split()):
         return None, f"{base}: memory and pids controllers not delegated"
+    sweep_stale(base)
     folder = base / name
     try:
         folder.mkdir(exist_ok=True)
