@@ -31,7 +31,7 @@ hub: venv proxy
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
 # follow them, never beside them. `make unit grading ...` runs stages one after another instead.
-LANES ?= grading,unit notebooks,selfcheck,site typecheck,browser
+LANES ?= grading,unit notebooks,selfcheck,site typecheck,browser,hubload
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,selfcheck,site
 
@@ -122,6 +122,15 @@ notebooks: venv
 browser: venv
 	$(BIN)/python -m pytest -q -m "browser and not hub"
 	$(BIN)/python -m pytest -q -m hub
+
+# 20 students sign in to one labs hub and run a lesson's first cells at once (tests/test_hub_load.py, the work in
+# benchmarks/bench_hub_load.py; figures in build/report/hub_load.json): a few minutes of both cores, so a stage
+# of its own, after browser in its lane (the two would otherwise run classes side by side), not part of browser
+# (where the test skips and says so). As root, as CI runs.
+.PHONY: hubload
+hubload: export OMP_NUM_THREADS ?= 1
+hubload: venv
+	LABS_HUB_LOAD=1 $(BIN)/python -m pytest -q tests/test_hub_load.py
 
 # A real Slurm cluster (ci/slurm.sh's one node; .ci/run starts it as root) grades a class of 200 with a job array,
 # one task cancelled and retried alone, and runs one chapter of the course as an array (tests/test_slurm.py,

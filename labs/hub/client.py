@@ -88,6 +88,8 @@ class HubSession:
             response = await self.client.get(f"{self.server}/lab")  # the page sets the server's _xsrf cookie
             if response.status_code == 200 and response.url.path == f"{self.server}/lab":
                 return
+            if response.status_code >= 500 and "/spawn-pending/" in response.url.path:
+                raise RuntimeError(f"{self.name}'s server failed to start (the hub's log says why)")
             await asyncio.sleep(0.5)
         raise TimeoutError(f"{self.name}'s server did not answer within {timeout:.0f} s")
 

@@ -32,7 +32,7 @@ class Limits:
 
     memory_bytes: int = 2 * GIB
     cpus: float = 1.0  # a share of the machine's cores, enforced as a CPU quota
-    processes: int = 256  # processes and threads together (a kernel that imported torch holds about 20)
+    processes: int = 256  # processes and threads together
 
     def describe(self) -> str:
         """``2.0 GiB, 1 CPU, 256 processes``."""

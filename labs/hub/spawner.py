@@ -5,9 +5,16 @@ The server's process joins the group before it drops to the student's uid (in ``
 no process of the student's ever runs outside it. Every second the spawner looks at the group: a fork bomb
 that filled it is killed (every process but the server, which restarts the kernel and tells the student that
 it died). When the server stops, what is left in the group is killed and the group removed.
+
+Each server's port is drawn below the kernel's ephemeral range (:func:`server_port`): JupyterHub draws it from
+that range, where the kernels of 20 students bind their ZeroMQ ports too; in a load test one student's server
+lost its port to another's kernel between the draw and its start, and the hub waited on a ZeroMQ socket.
 """
 
 from __future__ import annotations
+
+import random
+import socket
 
 from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from tornado.ioloop import PeriodicCallback
@@ -15,6 +22,26 @@ from traitlets import Float, Integer, Set, Unicode
 
 from labs.hub.limits import StudentGroup, create_group
 from labs.hub.plan import Limits
+
+
+def server_port(low: int = 10000, high: int | None = None, attempts: int = 200) -> int:
+    """A free TCP port on 127.0.0.1 between ``low`` and the start of the ephemeral range (where the OS, and so
+    every kernel's ZeroMQ sockets, bind port 0)."""
+    if high is None:
+        try:
+            with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
+                high = int(handle.read().split()[0]) - 1
+        except (OSError, ValueError, IndexError):
+            high = 32767
+    for _ in range(attempts):
+        port = random.randint(low, high)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port between {low} and {high}")
 
 
 class ClassSpawner(LocalProcessSpawner):
@@ -55,6 +82,8 @@ class ClassSpawner(LocalProcessSpawner):
             self._student_group.apply()
             self.log.info("%s's limits: %s (cgroup v%d)", self.user.name, self._student_group.limits.describe(),
                           group.version)
+        if self.port == 0:
+            self.port = server_port()
         result = await super().start()
         if self._student_group is not None:
             self._watch = PeriodicCallback(self._check, self.check_every_ms)

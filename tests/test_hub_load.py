@@ -1,0 +1,45 @@
+"""Load on a class: 20 students sign in to one `labs hub` and run a lesson's first cells at once (2 cores).
+
+benchmarks/bench_hub_load.py does the work (a real class, each student an asyncio session over HTTP and kernel
+websockets on 127.0.0.1); this asserts that every student's cells finished and every submission was collected,
+and writes the figures to build/report/hub_load.json. It takes a few minutes of both cores, so it runs in a stage
+of its own, `make hubload` (ci/lanes.py runs it in a lane), not in `make browser`: elsewhere it skips and says so.
+Skips too when not root (a class makes unix users) or without configurable-http-proxy.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+from labs.hub import PROXY_HINT, find_proxy
+from tests.browser.hub import class_unavailable
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.hub]
+
+STUDENTS = 20
+REPORT = ROOT / "build" / "report" / "hub_load.json"
+
+
+def load_benchmark():
+    spec = importlib.util.spec_from_file_location("bench_hub_load", ROOT / "benchmarks" / "bench_hub_load.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_twenty_students_at_once():
+    if os.environ.get("LABS_HUB_LOAD") != "1":
+        pytest.skip("the load test runs in its own stage: make hubload (LABS_HUB_LOAD=1)")
+    why = (None if find_proxy() else f"configurable-http-proxy not found: {PROXY_HINT}") or class_unavailable()
+    if why:
+        pytest.skip(why)
+    bench = load_benchmark()
+    assert bench.main(["--students", str(STUDENTS), "--json", str(REPORT)]) == 0, REPORT.read_text()
+    figures = json.loads(REPORT.read_text())
+    assert figures["finished"] == figures["collected"] == STUDENTS, figures["errors"]
+    assert all(len(s["cells_s"]) == figures["cells"] for s in figures["per_student"])
