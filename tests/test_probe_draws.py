@@ -4,7 +4,8 @@ earns full marks in one grading run in 200 (`labs check` once failed so on lab 0
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import copy
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -114,6 +115,8 @@ def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str,
     mistake = _solution(lab, solution, (ROOT / "tests" / "wrong_solutions" / lab.chapter / wrong).read_text())
     # neither solution breaks a rule; the rule windows cost 0.1 s per draw
     monkeypatch.setitem(probe.fn.__globals__, "forbidden", _records_nothing)
+    if "examples" in probe.fn.__globals__:  # Hypothesis's draws, the same for both runs of a salt: made once
+        monkeypatch.setitem(probe.fn.__globals__, "examples", _once_per_seed(probe.fn.__globals__["examples"]))
     matched = []
     for salt in range(300):
         want, got = run_probe(probe, right, salt), run_probe(probe, mistake, salt)
@@ -122,6 +125,21 @@ def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str,
         if compare(*tail, probe.rtol, probe.atol).ok:
             matched.append(salt)
     assert not matched, f"{wrong} matches the source's last {fixed} case(s) for salts {matched[:10]}"
+
+
+def _once_per_seed(examples: Callable) -> Callable:
+    """``graders.draws.examples`` remembered per draw seed, strategy and count, the only things it depends on:
+    the source's and the mistake's run of one salt get the same examples, generated once (each generation
+    is most of a probe run: 0.2 CPU-s for view_strides' 110 layouts)."""
+    memo: dict[tuple[int, int, int], tuple[object, list]] = {}
+
+    def remembered(draw: Draw, strategy: object, count: int) -> list:
+        key = (draw.seed, id(strategy), count)
+        if key not in memo:
+            memo[key] = (strategy, examples(draw, strategy, count))  # the strategy held: its id stays its own
+        return copy.deepcopy(memo[key][1])
+
+    return remembered
 
 
 @contextmanager
