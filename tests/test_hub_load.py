@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 
 import pytest
 
@@ -28,6 +29,7 @@ REPORT = ROOT / "build" / "report" / "hub_load.json"
 def load_benchmark():
     spec = importlib.util.spec_from_file_location("bench_hub_load", ROOT / "benchmarks" / "bench_hub_load.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -100,7 +100,8 @@ class HubSession:
 
     async def websocket(self, path: str) -> WebSocketClientConnection:
         url = self.base.replace("http", "ws", 1) + path
-        request = HTTPRequest(url, headers={"Cookie": self.cookie_header(path)}, validate_cert=False)
+        request = HTTPRequest(url, headers={"Cookie": self.cookie_header(path)}, validate_cert=False,
+                              connect_timeout=300, request_timeout=300)  # tornado's 20 s: too short for a busy class
         return await websocket_connect(request, max_message_size=64 << 20)
 
     async def start_kernel(self) -> Kernel:
