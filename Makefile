@@ -31,7 +31,7 @@ hub: venv proxy
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
 # follow them, never beside them. `make unit grading ...` runs stages one after another instead.
-LANES ?= grading,unit notebooks,selfcheck,site typecheck,browser,hubload
+LANES ?= grading,unit notebooks,selfcheck,site typecheck,browser
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,selfcheck,site
 
@@ -124,9 +124,7 @@ browser: venv
 	$(BIN)/python -m pytest -q -m hub
 
 # 20 students sign in to one labs hub and run a lesson's first cells at once (tests/test_hub_load.py, the work in
-# benchmarks/bench_hub_load.py; figures in build/report/hub_load.json): a few minutes of both cores, so a stage
-# of its own, after browser in its lane (the two would otherwise run classes side by side), not part of browser
-# (where the test skips and says so). As root, as CI runs.
+# benchmarks/bench_hub_load.py; figures in build/report/hub_load.json): a few minutes of both cores. As root.
 .PHONY: hubload
 hubload: export OMP_NUM_THREADS ?= 1
 hubload: venv
@@ -134,12 +132,17 @@ hubload: venv
 
 # A real Slurm cluster (ci/slurm.sh's one node; .ci/run starts it as root) grades a class of 200 with a job array,
 # one task cancelled and retried alone, and runs one chapter of the course as an array (tests/test_slurm.py,
-# docs/slurm.md): about 4.5 CPU-minutes, so a stage of its own that .ci/run runs after make test, not in a lane
-# (make test's lanes would go past 10 minutes on 2 cores); without the cluster the tests skip and say so.
+# docs/slurm.md); without the cluster the tests skip and say so.
 .PHONY: slurm
 slurm: export OMP_NUM_THREADS ?= 1
 slurm: venv
 	LABS_SLURM=1 $(BIN)/python -m pytest -q --durations=10 tests/test_slurm.py
+
+# The stages that need root and live infrastructure (a Slurm cluster, a class of 20 unix users): .ci/run runs
+# them after make test, not in its lanes; together about 8 CPU-minutes, which would take make test's lanes past
+# 10 minutes on 2 cores. Run by hand as root, with ci/slurm.sh's cluster started for the first.
+.PHONY: system
+system: slurm hubload
 
 # Every picture of the static course that `make notebooks` wrote, checked in Chromium.
 site: venv
