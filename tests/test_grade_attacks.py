@@ -60,6 +60,12 @@ ATTACKS = {
     "stack-walk": """
 import gc, sys
 NEEDLES = [b'"sa' + b'lt"', b'@pro' + b'be(', b'$ten' + b'sor', b'"pro' + b'bes"', b'__rai' + b'sed__']
+def _secret(d):
+    # the probes' data itself, wherever a dict or an object holds it: their source, a salt beside a source,
+    # a job's probes beside its cells (names alone, as in a class's annotations, tell nothing)
+    src, salt, probes = d.get("source"), d.get("salt"), d.get("probes")
+    return (isinstance(src, str) and '@pro' + 'be(' in src) or ("source" in d and type(salt) is int and salt != 0) \
+        or ("cells" in d and isinstance(probes, (dict, list, bytes)) and bool(probes))
 def _leaked():
     values = []
     frame = sys._getframe()
@@ -71,12 +77,21 @@ def _leaked():
             continue
         if type(obj) is dict:
             values += list(obj.values())
+            if _secret(obj):
+                return True
         elif type(obj) in (list, tuple):
             values += list(obj)
+        elif not isinstance(obj, type) and type(obj).__name__ != "module":
+            try:
+                fields = getattr(obj, "__dict__", None)
+                if type(fields) is dict and _secret(fields):
+                    return True
+            except Exception:
+                continue
     for v in values:
         if isinstance(v, (bytes, bytearray)) and not any(v is n for n in NEEDLES) and any(n in v for n in NEEDLES):
             return True
-        if type(v) is dict and ({"salt", "source"} <= set(map(str, v)) or {"cells", "probes"} <= set(map(str, v))):
+        if type(v) is dict and _secret(v):
             return True
     return False
 LEAK = _leaked()
