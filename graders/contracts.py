@@ -31,12 +31,15 @@ MAX_CALLS_RECORDED = 200  # calls with effects kept per probe; more only adds to
 
 
 def _rng_states() -> tuple:
+    """The torch, NumPy and ``random`` generators' states, comparable with ``==`` (NumPy's whole state: a
+    draw moves its position long before it changes its key)."""
     try:
         import numpy
 
-        numpy_state = numpy.random.get_state()[1].tobytes()
+        state = numpy.random.get_state(legacy=False)
+        numpy_state: tuple = (state["state"]["key"].tobytes(), state["state"]["pos"], state["has_gauss"], state["gauss"])
     except ImportError:
-        numpy_state = b""
+        numpy_state = ()
     return torch.get_rng_state().numpy().tobytes(), numpy_state, hash(random.getstate())
 
 
@@ -187,7 +190,7 @@ class Watched(MutableMapping):
     """The notebook namespace as a probe sees it: the notebook's functions come back watched; what the
     probe writes goes through to the notebook."""
 
-    def __init__(self, ns: dict[str, Any], record: Record) -> None:
+    def __init__(self, ns: MutableMapping[str, Any], record: Record) -> None:
         self.ns, self.record = ns, record
 
     def __getitem__(self, key: str) -> Any:

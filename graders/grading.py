@@ -21,18 +21,12 @@ from graders.compare import compare, points_for
 from graders.coursedir import probes_file
 from graders.job import Cell, Job
 from graders.probing import Probe, load_probes
+from graders.protocol import Status
 from graders.results import Batch, CellGrade, NotebookGrade
 from graders.sandbox.jail import Limits
 from graders.sandbox.worker import JobOutcome, Worker
 from graders.submissions import Submission, matches_lab
 from graders.vetting import Finding, stated_rule_breaks
-
-STATUS_WHY = {"timeout": "timed out", "crashed": "the process ended before grading finished",
-              "output limit": "printed more than the output limit", "result too large": "result over the size limit",
-              "bad result": "sent back something other than a grading result (tampering?)",
-              "worker died": "the sandbox died while grading it", "grader error": "the grader failed on it",
-              "memory limit": "used more memory than the limit (all its processes together)",
-              "cpu limit": "used more CPU time than the limit (all its processes together)"}
 
 
 @dataclass
@@ -80,7 +74,7 @@ def import_probes(source: str, path: Path) -> dict[str, Probe]:
         return load_probes(source, str(path))
     except SyntaxError as err:
         raise ValueError(f"{path}:{err.lineno}: the probe file does not import: SyntaxError: {err.msg}") from err
-    except Exception as err:  # noqa: BLE001 - whatever the instructor's module raises, say where
+    except Exception as err:  # whatever the instructor's module raises is re-raised, naming the file and line
         line = next((f.lineno for f in reversed(traceback.extract_tb(err.__traceback__)) if f.filename == str(path)), None)
         raise ValueError(f"{path}:{line}: the probe file does not import: {type(err).__name__}: {err}") from err
 
@@ -146,6 +140,7 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
         if unrun:
             grades.append(CellGrade(test.grade_id, test.points, 0.0, unrun))
             continue
+        assert outcome.result is not None, "_not_run says why a run without a result earns nothing"
         ran = outcome.result["cells"].get(test.grade_id, {"ok": False, "error": "did not run"})
         probe = lab.probes[test.grade_id]
         verdict = compare(outcome.result["probes"].get(test.grade_id, {"error": "not run"}),
@@ -164,7 +159,7 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
 def _not_run(lab: Lab, restored: Restored, outcome: JobOutcome, test: TestCell, solution: str | None) -> str:
     """Why ``test`` earns nothing before its probe is looked at (empty when it is graded)."""
     if outcome.result is None:
-        return STATUS_WHY.get(outcome.status, "the sandbox reported a problem")
+        return Status(outcome.status).why
     if test.grade_id in restored.missing:
         return "test cell deleted or retyped"
     if solution in restored.refused:
@@ -271,12 +266,12 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | N
     try:
         outcome = pool.run(job_for(lab, restored, salt), lab.exclusive)
     except Exception as err:  # noqa: BLE001 - one submission never stops the batch
-        outcome = JobOutcome("grader error", output_tail=f"{type(err).__name__}")
+        outcome = JobOutcome(Status.GRADER_ERROR, output_tail=f"{type(err).__name__}")
     if outcome.result is not None and not complete(outcome.result, lab, restored):
-        outcome.status, outcome.result = "bad result", None
-    grade.status = outcome.status if outcome.status != "ok" else "graded"
-    grade.error = "" if outcome.status == "ok" else STATUS_WHY.get(outcome.status, "the sandbox reported a problem")
-    if outcome.status == "grader error":
+        outcome.status, outcome.result = Status.BAD_RESULT, None
+    grade.status = str(outcome.status) if outcome.status != Status.OK else "graded"
+    grade.error = "" if outcome.status == Status.OK else Status(outcome.status).why
+    if outcome.status == Status.GRADER_ERROR:
         grade.error += f" ({outcome.output_tail})"
     grade.seconds, grade.cpu_seconds = outcome.seconds, outcome.cpu_seconds
     grade.cells = score(lab, restored, outcome, reference)

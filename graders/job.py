@@ -1,7 +1,7 @@
 """One grading job, as it runs inside the sandbox: execute the cells, then the probes.
 
-The job arrives as plain data from the trusted grader (``Job``); what comes back is plain data
-too (``dict``), sent on :mod:`graders.wire`, which carries nothing but numbers, short strings and tensors.
+The trusted grader's ``Job`` arrives as :mod:`graders.protocol` frames (the cells, then the probes);
+what comes back is plain data (``dict``), sent on :mod:`graders.wire`, which carries nothing but numbers, short strings and tensors.
 Nothing here decides a score: test-cell results and observations are only claims, checked by the
 grader against a reference run.
 """
@@ -12,16 +12,9 @@ import linecache
 from dataclasses import dataclass, field
 from typing import Any
 
+from graders.protocol import Cell
+
 MESSAGE_CHARS = 500
-
-
-@dataclass
-class Cell:
-    """A code cell to execute: ``key`` names it in the result (grade_id, or ``cell<N>``)."""
-
-    key: str
-    source: str
-    graded: bool = False
 
 
 @dataclass
@@ -35,19 +28,6 @@ class Job:
     env: dict[str, str] = field(default_factory=dict)
     traceback: bool = False  # probe failures carry their last frames (reference runs of the source only)
     probes_only: list[str] = field(default_factory=list)  # grade_ids whose probes run; empty: all of them
-
-    def to_plain(self) -> dict[str, Any]:
-        """The job as JSON-able data, for the pipe into the sandbox."""
-        return {"cells": [c.__dict__ for c in self.cells], "probes_source": self.probes_source,
-                "probes_file": self.probes_file, "salt": self.salt, "env": self.env, "traceback": self.traceback,
-                "probes_only": self.probes_only}
-
-    @classmethod
-    def from_plain(cls, data: dict[str, Any]) -> Job:
-        """Inverse of :meth:`to_plain`."""
-        return cls([Cell(**c) for c in data["cells"]], data["probes_source"], data["probes_file"],
-                   int(data["salt"]), dict(data["env"]), bool(data.get("traceback", False)),
-                   list(data.get("probes_only", [])))
 
 
 def _error_text(err: BaseException) -> str:
@@ -63,7 +43,8 @@ def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[st
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
-    shell.display_formatter.active_types = ["text/plain"]  # nobody sees pictures here: do not render them
+    if shell.display_formatter is not None:  # nobody sees pictures here: do not render them
+        shell.display_formatter.active_types = ["text/plain"]
     results: dict[str, dict[str, Any]] = {}
     for cell in cells:
         outcome = shell.run_cell(cell.source, store_history=False)

@@ -32,9 +32,10 @@ TARGET = 0.95  # of the mutants that are not equivalent, at least this share kil
 VERDICTS = ("killed", "survived", "stillborn")
 GRADERS = Path(__file__).resolve().parent
 # The grader's code that turns a run into a verdict: compared values, scores, probes' draws and
-# recorders, what may run, how a mutant's run is read. A change to any of them makes every result stale.
+# recorders, what may run, what may leave the sandbox and how, how a mutant's run is read. A change to
+# any of them makes every result stale.
 VERDICT_FILES = ("cells.py", "compare.py", "contracts.py", "grading.py", "job.py", "mutants_verdict.py",
-                 "probing.py", "rules.py", "vetting.py")
+                 "probing.py", "protocol.py", "rules.py", "vetting.py", "wire.py")
 
 
 def results_file(lab: Path) -> Path:

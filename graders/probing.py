@@ -19,22 +19,21 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-Namespace = dict[str, Any]
+from graders.wire import MAX_STRING, PLAIN_DTYPES
+
+Namespace = MutableMapping[str, Any]  # the notebook's globals, or graders.contracts' watched view of them
 Observation = Any
 ProbeFn = Callable[[Namespace, "Draw"], Observation]
 
 RAISED = "__raised__"
-MAX_STRING = 1000  # longer strings are cut here; the grader refuses them (graders.wire)
 TRACE_LINE = 180  # a frame of a reference probe's traceback: 3 of them and the message stay under MAX_STRING
-PLAIN_DTYPES = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
-                torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)
 
 
 @dataclass(frozen=True)
@@ -118,7 +117,10 @@ def outcome(fn: Callable, *args: Any, **kwargs: Any) -> Observation:
 
 
 def to_plain(value: Any, depth: int = 0) -> Observation:
-    """``value`` as plain data a weights-only loader accepts; anything else becomes a marker."""
+    """``value`` as the plain data :mod:`graders.wire` carries out of the sandbox: None, bools, ints, floats,
+    strings cut at ``MAX_STRING``, dense CPU tensors of ``PLAIN_DTYPES`` (subclasses and views made plain
+    copies), ``torch.Size`` as a tuple, and lists, tuples and string-keyed dicts of them. Anything else, or
+    nesting past 20 levels, becomes an ``{"__unplain__": why}`` marker that compares unequal to a real value."""
     if depth > 20:
         return {"__unplain__": "nested too deep"}
     if type(value) is int and abs(value) >= 10**38:
@@ -147,7 +149,7 @@ def load_probes(source: str, filename: str) -> dict[str, Probe]:
     """Run a probe file's source and return its probes by grade_id."""
     _registry.clear()
     code = compile(source, filename, "exec")
-    exec(code, {"__name__": "lab_probes", "__file__": filename})  # noqa: S102 - instructor code
+    exec(code, {"__name__": "lab_probes", "__file__": filename})  # instructor code, trusted
     found = dict(_registry)
     _registry.clear()
     return found

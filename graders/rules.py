@@ -176,9 +176,9 @@ def _unwrapped(fn: Any) -> tuple[Any, list[types.CodeType]]:
     """
     wrappers: list[types.CodeType] = []
     while (isinstance(fn, types.FunctionType) and fn.__closure__ and isinstance(fn.__code__, types.CodeType)
-           and isinstance(getattr(fn, "__wrapped__", None), types.FunctionType) and len(wrappers) < 20):
+           and isinstance(inner := getattr(fn, "__wrapped__", None), types.FunctionType) and len(wrappers) < 20):
         wrappers.append(fn.__code__)
-        fn = fn.__wrapped__
+        fn = inner
     return fn, wrappers
 
 
@@ -532,7 +532,7 @@ def autograd_nodes(out: Any, inputs: Iterable[torch.Tensor], names: Iterable[str
         visited.add(node)
         if type(node).__name__ in wanted:
             found.add(f"autograd: {type(node).__name__}")
-        todo.extend(next_node for next_node, _ in node.next_functions)
+        todo.extend(next_node for next_node, _ in node.next_functions if next_node is not None)
     return sorted(found)
 
 

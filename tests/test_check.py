@@ -33,7 +33,7 @@ def test_unknown_chapter_is_one_line_exit_2():
 
 
 def test_only_jobs_of_the_source_carry_a_probe_traceback():
-    from graders.job import Job, run_probes
+    from graders.job import run_probes
 
     source = 'from graders.probing import probe\n\n@probe("test_x")\ndef x(ns, draw):\n    """x"""\n    return ns["f"]()\n'
     ns = {"f": lambda: 1 / 0}
@@ -41,8 +41,6 @@ def test_only_jobs_of_the_source_carry_a_probe_traceback():
     reference = run_probes(source, "lab_x.py", ns, 1, traceback=True)["test_x"]["error"]
     assert student == "ZeroDivisionError: division by zero"
     assert reference.startswith(student + "\nlab_x.py:6 in x: return ns[\"f\"]()\n"), reference
-    assert Job.from_plain(Job([], traceback=True).to_plain()).traceback
-    assert not Job.from_plain(Job([]).to_plain()).traceback
 
 
 def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it_to_the_standard(tmp_path: Path):

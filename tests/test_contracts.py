@@ -77,3 +77,18 @@ def test_only_the_notebooks_functions_are_watched() -> None:
     assert ns["g"]() == 1 and ns.record.calls == 1
     ns["h"] = 2  # what a probe writes reaches the notebook
     assert ns.ns["h"] == 2
+
+
+def test_one_numpy_draw_moves_the_generator_and_is_recorded() -> None:
+    """NumPy's legacy generator refills its key once per 624 draws and moves only its position in between:
+    the record reads both, so a draw between two refills is seen too."""
+    import numpy
+
+    ns = _notebook("import numpy\n\ndef draws(restore):\n    state = numpy.random.get_state()\n"
+                   "    numpy.random.random()\n    if restore:\n        numpy.random.set_state(state)\n")
+    numpy.random.seed(0)
+    numpy.random.random()  # the key is refilled here; the draws below only move the position
+    record = Record()
+    Watched(ns, record)["draws"](True)
+    Watched(ns, record)["draws"](False)
+    assert record.plain()["effects"] == [[1, "draws", ["random generators left changed"]]]

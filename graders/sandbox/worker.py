@@ -27,7 +27,6 @@ from graders.job import Job
 from graders.protocol import (
     KIND_ASK_PROBES,
     KIND_DONE,
-    Cell,
     DoneHeader,
     JobSpec,
     Outcome,
@@ -227,7 +226,7 @@ class Worker:
         """Run ``job`` in a fresh jailed process; restarts the sandbox if it died."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        spec = JobSpec([Cell(c.key, c.source, c.graded) for c in job.cells], asdict(self.limits),
+        spec = JobSpec(list(job.cells), asdict(self.limits),
                        FIRST_UID + self.slot, self.uid_optional, {**job_env(self.threads), **job.env},
                        base_processes(), [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")])
         probes = ProbeRequest(job.probes_source, job.probes_file, job.salt, job.traceback, job.probes_only)

@@ -122,7 +122,7 @@ def _job_process(spec: JobSpec, pipes: dict[str, int], notes: list[str]) -> None
     import torch
 
     from graders import wire
-    from graders.job import Cell, execute_cells, run_probes
+    from graders.job import execute_cells, run_probes
 
     limits = jail.Limits(**spec.limits)
     _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.keep))
@@ -145,7 +145,7 @@ def _job_process(spec: JobSpec, pipes: dict[str, int], notes: list[str]) -> None
         from labutils.launch.zygote import fork_zygote_here
 
         fork_zygote_here(base_env())
-    cells, ns = execute_cells([Cell(c.key, c.source, c.graded) for c in spec.cells])
+    cells, ns = execute_cells(spec.cells)
     os.write(pipes["control"], ("cells " + json.dumps(cells) + "\n").encode())
     os.close(pipes["control"])
     probes = ProbeRequest.from_frame(read_frame(pipes["probes"]) or b"")
