@@ -16,8 +16,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders import paths
+
 PROXY_NAME = "configurable-http-proxy"
-PROXY_IN_BUILD = Path("build/node/node_modules/.bin") / PROXY_NAME  # under the checkout (make system-deps)
+PROXY_IN_BUILD = paths.BUILD / "node" / "node_modules" / ".bin" / PROXY_NAME  # under the checkout (make system-deps)
 CHECKOUT = Path(__file__).resolve().parents[2]
 PROXY_HINT = ("install it: npm install --prefix build/node configurable-http-proxy@5.3.0 "
               "(make system-deps does), or put it on PATH")
@@ -71,8 +73,8 @@ class HubPlan:
     limits: Limits = Limits()
     cull_idle: int = 3600  # seconds a server may stay idle before the culler stops it (0: never)
     https: tuple[Path, Path] | None = None  # certificate and key
-    course: Path = CHECKOUT / "course"
-    release_build: Path = CHECKOUT / "build" / "nbgrader"
+    course: Path = CHECKOUT / paths.COURSE
+    release_build: Path = CHECKOUT / paths.RELEASE_BUILD
     emails: tuple[tuple[str, str], ...] = ()
 
     @property

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import psutil
 
+from graders import paths
 from labs.hub.plan import CHECKOUT, HubPlan, class_name
 
 
@@ -135,8 +136,8 @@ def private_paths(plan: HubPlan) -> list[Path]:
     folders; whichever of them exist."""
     candidates = [plan.course]
     if _holds(CHECKOUT, plan.course):
-        candidates += [CHECKOUT / ".git", CHECKOUT / "tests", CHECKOUT / "build" / "report",
-                       CHECKOUT / "build" / "grading", CHECKOUT / "build" / "nbgrader"]
+        candidates += [CHECKOUT / ".git", CHECKOUT / "tests", CHECKOUT / paths.REPORT_DIR,
+                       CHECKOUT / paths.GRADING_ROOT, CHECKOUT / paths.RELEASE_BUILD]
     unique = []
     for path in candidates:
         inside = any(_holds(path, p) or _holds(p, path) for p in (plan.root, plan.grading, plan.release_build))
