@@ -4,9 +4,10 @@ A probe calls the student's functions through :class:`Watched`, the notebook nam
 come back wrapped. Each call records its side effects: which of its arguments it changed (a tensor's
 values, ``requires_grad`` or ``.grad``; a module's parameters or train/eval mode; a list's or dict's
 items) and which global state it left changed (grad mode, inference mode, anomaly mode, default
-dtype, deterministic algorithms, CPU autocast, and the torch, NumPy and ``random`` generators). The
-record travels back beside the probe's observation, and the grader compares it with the reference's,
-call by call, like any observation: nothing here knows what is right.
+dtype and device, float32 matmul precision, deterministic algorithms, cuDNN flags, CPU and CUDA autocast,
+and the torch, NumPy and ``random`` generators). The record travels back beside the probe's observation, and
+the grader compares it with the reference's, call by call, like any observation: nothing here knows what is
+right.
 
 So "leave ``x`` as you found it", "leave anomaly mode as you found it", "restore the caller's RNG" and
 "in place" need no code in the probe: a submission that mutates what the reference leaves alone (or
@@ -43,13 +44,21 @@ def _rng_states() -> tuple:
     return torch.get_rng_state().numpy().tobytes(), numpy_state, hash(random.getstate())
 
 
+# Global state that changes what later code computes: a call must leave each as it found it (or change it as
+# the reference does). Performance knobs that leave results alone (thread counts) are not here.
 GLOBALS: dict[str, Callable[[], Any]] = {
     "grad mode": torch.is_grad_enabled,
     "inference mode": torch.is_inference_mode_enabled,
-    "anomaly mode": torch.is_anomaly_enabled,
+    "anomaly mode": lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
     "default dtype": torch.get_default_dtype,
-    "deterministic algorithms": torch.are_deterministic_algorithms_enabled,
-    "cpu autocast": lambda: torch.is_autocast_enabled("cpu"),
+    "default device": lambda: str(torch.get_default_device()),
+    "float32 matmul precision": torch.get_float32_matmul_precision,
+    "deterministic algorithms": lambda: (torch.are_deterministic_algorithms_enabled(),
+                                         torch.is_deterministic_algorithms_warn_only_enabled()),
+    "cudnn flags": lambda: (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
+                            torch.backends.cudnn.deterministic),
+    "cpu autocast": lambda: (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")),
+    "cuda autocast": lambda: (torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")),
     "random generators": _rng_states,
 }
 

@@ -7,7 +7,7 @@ import random
 import torch
 
 from graders.compare import compare
-from graders.contracts import Record, Watched
+from graders.contracts import GLOBALS, Record, Watched
 from graders.probing import Probe, run_probe
 
 
@@ -92,3 +92,29 @@ def test_one_numpy_draw_moves_the_generator_and_is_recorded() -> None:
     Watched(ns, record)["draws"](True)
     Watched(ns, record)["draws"](False)
     assert record.plain()["effects"] == [[1, "draws", ["random generators left changed"]]]
+
+
+def test_every_global_a_call_may_leave_changed_is_seen() -> None:
+    """Each global of graders.contracts.GLOBALS that a call changes and does not restore is recorded by name."""
+    cases = {  # what: (the change, its undo)
+        "default device": ("torch.set_default_device('meta')", "torch.set_default_device(None)"),
+        "float32 matmul precision": ("torch.set_float32_matmul_precision('medium')",
+                                     "torch.set_float32_matmul_precision('highest')"),
+        "deterministic algorithms": ("torch.use_deterministic_algorithms(True, warn_only=True)",
+                                     "torch.use_deterministic_algorithms(False)"),
+        "cudnn flags": ("torch.backends.cudnn.benchmark = True", "torch.backends.cudnn.benchmark = False"),
+        "cpu autocast": ("torch.set_autocast_dtype('cpu', torch.float16)",
+                         "torch.set_autocast_dtype('cpu', torch.bfloat16)"),
+        "anomaly mode": ("torch.set_anomaly_enabled(False, check_nan=False)", "torch.set_anomaly_enabled(False)"),
+        "default dtype": ("torch.set_default_dtype(torch.float64)", "torch.set_default_dtype(torch.float32)"),
+    }
+    before = {name: read() for name, read in GLOBALS.items() if name != "random generators"}
+    for what, (change, undo) in cases.items():
+        ns = _notebook(f"def f():\n    {change}\n\ndef undo():\n    {undo}\n")
+        record = Record()
+        try:
+            Watched(ns, record)["f"]()
+        finally:
+            ns["undo"]()
+        assert record.plain()["effects"] == [[0, "f", [f"{what} left changed"]]], what
+        assert {name: read() for name, read in GLOBALS.items() if name != "random generators"} == before, what
