@@ -1,8 +1,8 @@
 """A class on one machine holds: students walled off, limits per student, idle culling, no way in signed out.
 
 One real `labs hub --class` (tests/browser/hub.py: unix users instructor, ada, ben and cy from a class list,
-NativeAuthenticator with their one-time passwords, per-student cgroups) driven over HTTP and websockets
-(labs.hub.client) as each person's browser would, 127.0.0.1 only:
+NativeAuthenticator with their one-time passwords, per-student cgroups, `--https` with a self-signed
+certificate) driven over HTTPS and websockets (labs.hub.client) as each person's browser would, 127.0.0.1 only:
 
 - ada, signed in, opens a terminal and a notebook and tries every way into ben's work, the course's sources and
   probes, the gradebook, the hub's state and other students' submissions, and submits as ben (her own nbgrader
@@ -10,6 +10,8 @@ NativeAuthenticator with their one-time passwords, per-student cgroups) driven o
   and `labs collect` collects ben's own submission and refuses the forged one;
 - ada's cell that allocates past her memory limit and her fork bomb are killed inside her cgroup (her kernel
   dies and her server says so), while ben's kernel finishes its cell;
+- the hub speaks HTTPS with the certificate it was given (`--https`), and not plain HTTP;
+- a one-time password opens only the change-password form: no server until it is changed, then it is dead;
 - a signed-out visitor, a wrong password and ada after signing out reach no server;
 - cy's idle server is stopped by the idle culler.
 
@@ -21,8 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import http.client
 import re
+import ssl
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import psutil
@@ -50,7 +56,7 @@ def hub(tmp_path_factory) -> RunningHub:
         pytest.skip(why)
     with hub_server(tmp_path_factory.mktemp("class"), people=PEOPLE,
                     options=("--cull-idle", str(CULL_IDLE), "--memory", str(MEMORY_GIB), "--cpus", "1",
-                             "--processes", str(PROCESSES))) as running:
+                             "--processes", str(PROCESSES)), https=True) as running:
         yield running
 
 
@@ -75,8 +81,11 @@ def digest(folder: Path) -> dict[str, str]:
 
 
 async def signed_in(hub: RunningHub, name: str) -> HubSession:
+    """``name`` signed in (their own password chosen, on their first sign-in) with their server up."""
     session = HubSession(hub.base, name, hub.passwords[name])
-    assert await session.sign_in(), f"{name} could not sign in with their one-time password"
+    assert await session.sign_in(), f"{name} could not sign in with {hub.passwords[name]!r}"
+    if session.must_choose_password:
+        hub.passwords[name] = await session.choose_password()
     await session.start_server()
     return session
 
@@ -207,6 +216,45 @@ def test_memory_hog_and_fork_bomb_die_inside_their_limit(hub: RunningHub):
     assert kills and int(kills.group(1)) >= 1, events  # the kernel's OOM killer, inside ada's group
     log = (hub.root / "jupyterhub.log").read_text()
     assert f"ada reached its limit of {PROCESSES} processes" in log, log[-3000:]
+
+
+def test_a_one_time_password_only_lets_its_owner_choose_another(hub: RunningHub):
+    """The instructor's first sign-in lands on the change-password form; no server starts until the password
+    is changed; the one-time password is refused as the new one, and signs in no more once it is changed."""
+    one_time = hub.passwords["instructor"]
+
+    async def scenario():
+        first = HubSession(hub.base, "instructor", one_time)
+        signed = await first.sign_in()
+        landed, asked = first.must_choose_password, (await first.client.get("/hub/spawn")).text
+        running = (await first.api("GET", "/user/instructor/api/status")).status_code
+        with pytest.raises(RuntimeError, match="refused the new password"):
+            await first.choose_password(one_time)
+        new = await first.choose_password()
+        await first.sign_out()
+        again = HubSession(hub.base, "instructor", one_time)
+        refused = not await again.sign_in()
+        chosen = HubSession(hub.base, "instructor", new)
+        back = await chosen.sign_in() and not chosen.must_choose_password
+        for session in (first, again, chosen):
+            await session.close()
+        hub.passwords["instructor"] = new
+        return signed, landed, asked, running, refused, back
+
+    signed, landed, asked, running, refused, back = run(scenario())
+    assert signed and landed, "a one-time password did not lead to the change-password form"
+    assert "choose your own password first" in asked, re.sub(r"(?s)<script.*?</script>|<[^>]+>|\s+", " ", asked)[:3000]
+    assert running != 200, "a server answered before the one-time password was changed"
+    assert refused, "the one-time password still signs in after it was changed"
+    assert back, "the chosen password does not sign in"
+
+
+def test_the_hub_speaks_only_https_with_its_certificate(hub: RunningHub):
+    """`labs hub --https CERT KEY`: the hub's port serves that certificate, and plain HTTP gets no page."""
+    served = ssl.get_server_certificate(("127.0.0.1", hub.port))
+    assert ssl.PEM_cert_to_DER_cert(served) == ssl.PEM_cert_to_DER_cert(hub.certificate.read_text())
+    with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
+        urllib.request.urlopen(f"http://127.0.0.1:{hub.port}/hub/login", timeout=10).read()
 
 
 def test_signed_out_reaches_no_server(hub: RunningHub):

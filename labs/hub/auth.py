@@ -2,14 +2,18 @@
 
 `labs hub` gives each person a one-time password (``state/passwords.csv``, root only, for the instructor to hand
 out); when the hub starts, :class:`ClassAuthenticator` creates the NativeAuthenticator account of each person who
-has none yet, with that password, already authorized. A person changes it at ``/hub/change-password``; someone
+has none yet, with that password, already authorized. The password is good for one thing only: a sign-in with it
+lands on ``/hub/change-password``, and the hub starts no server for that person until they have chosen their
+own (:meth:`ClassAuthenticator.pre_spawn_start`); after that the one-time password no longer signs in. Someone
 not on the list can sign up at ``/hub/signup`` only if the instructor opens sign-up, and then waits for the
 instructor's approval at ``/hub/authorize`` (NativeAuthenticator's own pages). Passwords are stored as bcrypt
 hashes in the hub's database, as NativeAuthenticator stores them.
 
 NativeAuthenticator 1.3.0's login page predates JupyterHub 6: its handler times the sign-in with the handler's
 ``statsd`` (gone in JupyterHub 6) and renders its page without the keywords JupyterHub 6 passes (``sync``).
-:class:`ClassLoginHandler` is the same page with both bridged; everything else is NativeAuthenticator's own.
+:class:`ClassLoginHandler` is the same page with both bridged, and :class:`ClassChangePasswordHandler` fills in the
+XSRF token its form posts (a template value JupyterHub 6 no longer passes); everything else is NativeAuthenticator's
+own.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ import csv
 from pathlib import Path
 
 import bcrypt
+from jupyterhub.utils import url_path_join
 from nativeauthenticator import NativeAuthenticator
+from nativeauthenticator.handlers import ChangePasswordHandler as NativeChangePasswordHandler
 from nativeauthenticator.handlers import LoginHandler as NativeLoginHandler
 from nativeauthenticator.orm import UserInfo
+from tornado import web
 from tornado.escape import url_escape
 from tornado.httputil import url_concat
 from traitlets import Unicode
@@ -42,9 +49,15 @@ class _NoStatsd:
 
 
 class ClassLoginHandler(NativeLoginHandler):
-    """NativeAuthenticator's login page on JupyterHub 6 (see the module docstring)."""
+    """NativeAuthenticator's login page on JupyterHub 6 (see the module docstring); a sign-in with a one-time
+    password goes on to the page that changes it."""
 
     statsd = _NoStatsd()
+
+    def get_next_url(self, user=None, default=None):
+        if user is not None and self.authenticator.must_change(user.name):
+            return url_path_join(self.hub.base_url, "change-password")
+        return super().get_next_url(user, default)
 
     def _render(self, login_error=None, username=None, **kwargs):
         """The sign-in page (NativeAuthenticator's template and values); ``sync`` as JupyterHub 6 asks, when it
@@ -58,6 +71,17 @@ class ClassLoginHandler(NativeLoginHandler):
                                                {"next": self.get_argument("next", "")}))
 
 
+class ClassChangePasswordHandler(NativeChangePasswordHandler):
+    """NativeAuthenticator's change-password page with the XSRF token in its form: its template reads ``xsrf``,
+    which JupyterHub 6 does not pass, so a browser's post of the form would be refused."""
+
+    def render_template(self, name, sync=False, **ns):
+        return super().render_template(name, sync=sync, xsrf=self.xsrf_token.decode("ascii"), **ns)
+
+
+BRIDGED = {NativeLoginHandler: ClassLoginHandler, NativeChangePasswordHandler: ClassChangePasswordHandler}
+
+
 class ClassAuthenticator(NativeAuthenticator):
     """NativeAuthenticator whose accounts come from the class list's one-time passwords."""
 
@@ -66,12 +90,48 @@ class ClassAuthenticator(NativeAuthenticator):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.one_time: dict[str, str] = {}  # name -> the one-time password of accounts_file
+        self.still_one_time: dict[str, bool] = {}  # name -> their password is still the one-time one, as last seen
         self.create_class_accounts()
 
+    async def authenticate(self, handler, data):
+        """NativeAuthenticator's check; a success notes whether the password was the person's one-time one."""
+        name = await super().authenticate(handler, data)
+        if name:
+            self.still_one_time[name] = name in self.one_time and data["password"] == self.one_time[name]
+        return name
+
+    def change_password(self, username, new_password):
+        """NativeAuthenticator's change; the one-time password is never accepted as the new one."""
+        if new_password == self.one_time.get(username):
+            return None
+        changed = super().change_password(username, new_password)
+        if changed:
+            self.still_one_time[username] = False
+        return changed
+
+    def must_change(self, name: str) -> bool:
+        """Whether ``name`` still signs in with their one-time password (checked against the stored hash when
+        this hub has not seen them sign in: a session from before a restart)."""
+        if name not in self.one_time:
+            return False
+        if name not in self.still_one_time:
+            info = UserInfo.find(self.db, name)
+            self.still_one_time[name] = info is not None and bcrypt.checkpw(self.one_time[name].encode(), info.password)
+        return self.still_one_time[name]
+
+    def pre_spawn_start(self, user, spawner) -> None:
+        """No server for someone whose password is still the one-time one."""
+        if self.must_change(user.name):
+            why = (f"{user.name}: choose your own password first, at /hub/change-password "
+                   "(the one-time password only lets you do that)")
+            refused = web.HTTPError(403, why)
+            refused.jupyterhub_message = why  # type: ignore[attr-defined]  # shown instead of "Failed to start"
+            raise refused
+
     def get_handlers(self, app) -> list[tuple]:
-        """NativeAuthenticator's pages, the login page bridged to JupyterHub 6."""
-        return [(path, ClassLoginHandler if handler is NativeLoginHandler else handler)
-                for path, handler in super().get_handlers(app)]
+        """NativeAuthenticator's pages, the login and change-password pages bridged to JupyterHub 6."""
+        return [(path, BRIDGED.get(handler, handler)) for path, handler in super().get_handlers(app)]
 
     def create_class_accounts(self) -> list[str]:
         """An authorized account for each person of ``accounts_file`` who has none; returns those created."""
@@ -80,6 +140,7 @@ class ClassAuthenticator(NativeAuthenticator):
             return []
         with path.open(newline="", encoding="utf-8") as handle:
             rows = [row for row in csv.reader(handle) if len(row) >= 2 and row[0] != "name"]
+        self.one_time = {row[0]: row[1] for row in rows}
         created = []
         for name, password, *rest in rows:
             if UserInfo.find(self.db, name) is not None:

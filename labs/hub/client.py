@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class HubSession:
     password: str
     client: httpx.AsyncClient = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
+    must_choose_password: bool = False  # the last sign-in used a one-time password: the hub asked for a new one
 
     def __post_init__(self) -> None:
         self.client = httpx.AsyncClient(base_url=self.base, follow_redirects=True, timeout=120, verify=False)
@@ -77,7 +79,20 @@ class HubSession:
         response = await self.client.post("/hub/login", data={"username": self.name, "password": self.password,
                                                               "_xsrf": self._cookie("_xsrf", "/hub/") or ""},
                                           headers=self._xsrf("/hub/"))
+        self.must_choose_password = response.url.path.endswith("/hub/change-password")
         return self._cookie("jupyterhub-hub-login", "/hub/") is not None and "/hub/login" not in str(response.url)
+
+    async def choose_password(self, new: str | None = None) -> str:
+        """The change-password form, as a person signed in with their one-time password fills it: ``new`` (a
+        random one when None) replaces it; returns the new password, raises if the hub refused it."""
+        new = new or secrets.token_urlsafe(12)
+        response = await self.client.post("/hub/change-password", data={
+            "old_password": self.password, "new_password": new, "new_password_confirmation": new,
+            "_xsrf": self._cookie("_xsrf", "/hub/") or ""}, headers=self._xsrf("/hub/"))
+        if "changed successfully" not in response.text:
+            raise RuntimeError(f"{self.name}: the hub refused the new password ({response.status_code})")
+        self.password, self.must_choose_password = new, False
+        return new
 
     async def start_server(self, timeout: float = 300) -> None:
         """Ask the hub for the person's server (as the home page's Start button does) and wait until it answers

@@ -19,7 +19,9 @@ import json
 import os
 import pwd
 import re
+import secrets
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -57,10 +59,11 @@ class RunningHub:
     scratch: Path = Path("/nonexistent")
     passwords: dict[str, str] = field(default_factory=dict)
     instructor: str = "instructor"
+    certificate: Path | None = None  # its --https certificate (self-signed for 127.0.0.1), None: plain HTTP
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.certificate else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def grading(self) -> Path:
@@ -151,12 +154,13 @@ def reachable(paths: list[Path]) -> Iterator[None]:
 @contextmanager
 def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: float = 180,
                people: tuple[str, ...] = ("instructor", "ada", "ben"), chapters: tuple[str, ...] = ("01_autograd",),
-               options: tuple[str, ...] = ()) -> Iterator[RunningHub]:
+               options: tuple[str, ...] = (), https: bool = False) -> Iterator[RunningHub]:
     """``labs hub --class ROSTER`` (first person: the instructor) on a free port until the block ends, then
     SIGTERM, and the class removed whatever happened. Its folders are in a public scratch folder (``hub.scratch``):
     ``hub/`` (``--root``; ``--grading`` is ``grading/`` in the instructor's home), ``nbgrader/`` (labs release's
     build) and ``course/`` (a copy of ``chapters``); ``scratch`` (the test's tmp_path) keeps `labs hub`'s output.
-    ``grading`` is ignored (the class's is ``hub.grading``)."""
+    ``grading`` is ignored (the class's is ``hub.grading``). ``https``: ``--https`` with a self-signed certificate
+    for 127.0.0.1 made here (openssl)."""
     public = _public_scratch()
     port, root, log = free_port(), public / "hub", scratch / "labs_hub.log"
     for chapter in chapters:
@@ -167,13 +171,16 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
                "--instructor", people[0], "--grading", str(root / "home" / people[0] / "grading"),
                "--course", str(public / "course"),
                "--build", str(public / "nbgrader"), *options]
+    certificate = self_signed(public / "tls") if https else None
+    if certificate:
+        command += ["--https", str(certificate), str(certificate.with_suffix(".key"))]
     hub = None
     with reachable([Path(os.path.realpath(sys.executable)), Path(os.path.realpath(sys.base_prefix)) / "lib", BIN,
                     ROOT / "labutils", public]):
         try:
             with log.open("w") as out:
                 process = subprocess.Popen(command, cwd=public, env=labs_env(), stdout=out, stderr=subprocess.STDOUT)
-            hub = RunningHub(port, root, process, log, public, instructor=people[0])
+            hub = RunningHub(port, root, process, log, public, instructor=people[0], certificate=certificate)
             _wait_until_up(hub, startup_timeout)
             with (root / "state" / "passwords.csv").open() as handle:
                 hub.passwords = {row[0]: row[1] for row in csv.reader(handle) if row[0] != "name"}
@@ -185,6 +192,16 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
                 remove_whole_class(root)
             finally:
                 shutil.rmtree(public, ignore_errors=True)
+
+
+def self_signed(folder: Path) -> Path:
+    """A certificate for 127.0.0.1 (``folder/hub.pem``) and its key (``hub.key``), valid a day, root's only."""
+    folder.mkdir(mode=0o700)
+    certificate = folder / "hub.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(certificate.with_suffix(".key")),
+                    "-out", str(certificate)], check=True, capture_output=True)
+    return certificate
 
 
 def remove_whole_class(root: Path) -> None:
@@ -219,7 +236,8 @@ def _wait_until_up(hub: RunningHub, timeout: float) -> None:
         if hub.process.poll() is not None:
             raise RuntimeError(f"labs hub exited with {hub.process.returncode}:\n{hub.log_tail()}")
         try:
-            with urllib.request.urlopen(f"{hub.base}/hub/api", timeout=5):
+            context = ssl._create_unverified_context() if hub.certificate else None  # self-signed
+            with urllib.request.urlopen(f"{hub.base}/hub/api", timeout=5, context=context):
                 return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.5)
@@ -291,12 +309,22 @@ class HubUser:
         self.server = HubServer(hub, name)
 
     def login(self) -> HubUser:
-        """The hub's login form (NativeAuthenticator: their one-time password), then JupyterLab once the server
-        is up."""
+        """The hub's login form (NativeAuthenticator: their one-time password, then the change-password form it
+        leads to), then JupyterLab once the server is up."""
         self.page.goto(f"{self.hub.base}/hub/login")
         self.page.fill("input[name=username]", self.name)
         self.page.fill("input[name=password]", self.hub.passwords[self.name])
         self.page.click("[type=submit]")
+        self.page.wait_for_load_state()
+        if self.page.url.endswith("/hub/change-password"):  # a first sign-in: choose a password of one's own
+            chosen = secrets.token_urlsafe(12)
+            self.page.fill("input[name=old_password]", self.hub.passwords[self.name])
+            self.page.fill("input[name=new_password]", chosen)
+            self.page.fill("input[name=new_password_confirmation]", chosen)
+            self.page.click("[type=submit]")
+            self.page.get_by_text("changed successfully").wait_for()
+            self.hub.passwords[self.name] = chosen
+            self.page.goto(f"{self.hub.base}/hub/spawn")
         self.page.wait_for_selector(LAB_SHELL, timeout=300_000)
         assert self.page.url.startswith(f"{self.hub.base}/user/{self.name}/lab"), self.page.url
         return self
