@@ -31,9 +31,11 @@ hub: venv proxy
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
 # follow them, never beside them. `make unit grading ...` runs stages one after another instead.
-LANES ?= grading,unit notebooks,selfcheck,site typecheck,browser
+# The full self-check is not a stage of make test: its unit test checks the verdicts `make selfcheck` committed
+# are current, and .ci/run runs `make selfcheck` itself after make test (README, "The two commands").
+LANES ?= grading,unit notebooks,site typecheck,browser
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
-BACKGROUND ?= notebooks,selfcheck,site
+BACKGROUND ?= notebooks,site
 
 # The stages share the cores: each torch process computes on one intra-op thread. With two, every process
 # beside another spin-waits its idle thread (digits.trained(): 9 core-seconds alone on one thread, 31 on two
@@ -117,10 +119,15 @@ grading: venv
 notebooks: venv
 	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html
 
-# The student's path in headless Chromium (skips, saying how to install it, when Chromium is missing),
-# then a class on JupyterHub (tests/test_hub.py, marker hub).
+# The student's path in headless Chromium (skips, saying how to install it, when Chromium is missing).
 browser: venv
 	$(BIN)/python -m pytest -q -m "browser and not hub"
+
+# A class on JupyterHub: a unix user per person, their limits, sign-in, Chromium's round trip through nbgrader's
+# exchange (tests/test_hub.py, tests/test_hub_class.py, marker hub). As root; without root they skip and say so.
+.PHONY: hubclass
+hubclass: export OMP_NUM_THREADS ?= 1
+hubclass: venv proxy
 	$(BIN)/python -m pytest -q -m hub
 
 # 20 students sign in to one labs hub and run a lesson's first cells at once (tests/test_hub_load.py, the work in
@@ -138,18 +145,20 @@ slurm: export OMP_NUM_THREADS ?= 1
 slurm: venv
 	LABS_SLURM=1 $(BIN)/python -m pytest -q --durations=10 tests/test_slurm.py
 
-# The stages that need root and live infrastructure (a Slurm cluster, a class of 20 unix users): .ci/run runs
-# them after make test, not in its lanes; together about 8 CPU-minutes, which would take make test's lanes past
-# 10 minutes on 2 cores. Run by hand as root, with ci/slurm.sh's cluster started for the first.
+# The stages that need root and live infrastructure (a Slurm cluster, classes of unix users on JupyterHub):
+# .ci/run runs them after make test, not in its lanes; together about 10 CPU-minutes, which would take make
+# test's lanes past 10 minutes on 2 cores. Run by hand as root, with ci/slurm.sh's cluster started for the first.
 .PHONY: system
-system: slurm hubload
+system: slurm hubclass hubload
 
 # Every picture of the static course that `make notebooks` wrote, checked in Chromium.
 site: venv
 	$(BIN)/python -m tests.browser.site_check build/report/site/index.html --shots build/report/browser/site
 
+# Every lab graded in the sandbox, each version as it must (labs check); the verdicts are recorded next to the
+# probes (course/*/probes/*.selfcheck.json), which make test's tests/test_selfcheck_ledger.py checks are current.
 selfcheck: venv
-	$(BIN)/labs check --jobs $(JOBS)
+	$(BIN)/labs check --jobs $(JOBS) --record
 
 # Mutation testing of the labs' reference solutions (docs/authoring.md): grades only the mutants whose
 # committed results (course/*/probes/*.mutants.json) are stale, and fails below the target. Not part of

@@ -1,6 +1,6 @@
 """Run `make test`'s stages in lanes: the stages of one lane one after another, the lanes side by side.
 
-    python ci/lanes.py grading,unit notebooks,selfcheck browser --background notebooks,selfcheck
+    python ci/lanes.py grading,unit notebooks,site typecheck,browser --background notebooks,site
 
 Each stage is a make target; its output goes to build/logs/<stage>.log, and one line per stage says when
 it passed or failed and how long it took. A lane stops at its first failed stage (later stages may need

@@ -48,7 +48,8 @@ def equivalents_file(lab: Path) -> Path:
     return probes_file(lab).with_suffix(".equivalent.toml")
 
 
-def _digest(*parts: str) -> str:
+def hash_of(*parts: str) -> str:
+    """A short hash of the texts, in order (a part's end is marked, so no two splits of one text collide)."""
     sha = hashlib.sha256()
     for part in parts:
         sha.update(part.encode())
@@ -68,7 +69,7 @@ class Exercise:
 
     def mutant_hash(self, mutant: Mutant) -> str:
         """What a verdict of ``mutant`` is valid for: the exercise's hash and the mutant's text."""
-        return _digest(self.hash, mutant.source)
+        return hash_of(self.hash, mutant.source)
 
 
 def verdict_sources() -> str:
@@ -100,7 +101,7 @@ def exercises(lab: Path) -> list[Exercise]:
     for grade_id, tests in exercise_tests(nb).items():
         if tests:
             reference = cells[grade_id]
-            digest = _digest(reference, *(cells[t] for t in tests), probes, graders)
+            digest = hash_of(reference, *(cells[t] for t in tests), probes, graders)
             found.append(Exercise(grade_id, reference, tuple(tests), digest, tuple(mutants_of(grade_id, reference))))
     return found
 

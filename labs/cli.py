@@ -8,13 +8,16 @@ from __future__ import annotations
 import secrets
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from graders import paths as defaults
 from labs.console import console, err_console, fail, printable
 from labs.options import parse_shard, parse_size, resolve_device
+
+if TYPE_CHECKING:  # torch and nbgrader load only once a command needs them
+    from graders.selfcheck import ChapterCheck, SolutionFolders
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
@@ -231,6 +234,8 @@ def check(
     min_wrong: Annotated[int | None, typer.Option(help="wrong solutions every exercise must have")] = None,
     mutants: Annotated[bool, typer.Option("--mutants", help="instead: mutation-test each reference solution "
                                           "(stale results only; docs/authoring.md)")] = False,
+    record: Annotated[bool, typer.Option("--record", help="write each lab's verdicts next to its probes "
+                                         "(<lab>.selfcheck.json, what make test checks is current)")] = False,
 ) -> None:
     """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
     folders = _chapters(chapters, course_dir, with_labs=True)
@@ -255,10 +260,21 @@ def check(
                              sandbox)
     for result in results:
         print_chapter_check(result)
+    if record:
+        _record_checks(folders, results, SolutionFolders.found(wrong_dir, right_dir))
     ok = all(r.ok for r in results)
     console.print(f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
                   style="green" if ok else "red")
     raise typer.Exit(0 if ok else 1)
+
+
+def _record_checks(folders: list[Path], results: list[ChapterCheck], solutions: SolutionFolders) -> None:
+    """`labs check --record`: each checked lab's verdicts, committed next to its probes."""
+    from graders.selfcheck_ledger import record_chapter
+
+    for folder, result in zip(folders, results, strict=True):
+        for path in record_chapter(folder, result, solutions):
+            console.print(f"recorded {path}", markup=False, highlight=False)
 
 
 def _check_mutants(folders: list[Path], build: Path, jobs: int, sandbox: bool) -> None:

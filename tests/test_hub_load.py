@@ -3,7 +3,7 @@
 benchmarks/bench_hub_load.py does the work (a real class, each student an asyncio session over HTTP and kernel
 websockets on 127.0.0.1); this asserts that every student's cells finished and every submission was collected,
 and writes the figures to build/report/hub_load.json. It takes a few minutes of both cores, so it runs in a stage
-of its own, `make hubload` (ci/lanes.py runs it in a lane), not in `make browser`: elsewhere it skips and says so.
+of its own, `make hubload` (in `make system`, which .ci/run runs after `make test`): elsewhere it skips and says so.
 Skips too when not root (a class makes unix users) or without configurable-http-proxy.
 """
 
