@@ -19,7 +19,7 @@ export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: bytecode lab lab-venv hub test venv system-deps proxy unit grading notebooks browser site selfcheck mutants lint style typecheck constraints clean
+.PHONY: bytecode lab lab-venv hub test venv system-deps proxy unit unit-quick unit-slow grading notebooks browser site selfcheck mutants lint style typecheck constraints clean
 
 lab: lab-venv
 	$(BIN)/labs lab
@@ -29,18 +29,19 @@ hub: venv proxy
 	$(BIN)/labs hub
 
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
-# grading tests have their lane's time to themselves: the unit tests (the launcher's timing-sensitive ones)
-# follow them, never beside them. `make unit grading ...` runs stages one after another instead.
+# grading tests never run beside the unit tests that start kernels and ranks (marker slow: the launcher's
+# timing-sensitive ones among them), which follow them in their lane; the in-process unit tests run in lane 3.
+# `make unit grading ...` runs stages one after another instead.
 # The full self-check is not a stage of make test: its unit test checks the verdicts `make selfcheck` committed
 # are current, and .ci/run runs `make selfcheck` itself after make test (README, "The two commands").
-LANES ?= grading,unit notebooks,site typecheck,browser
+LANES ?= grading,unit-slow notebooks,site typecheck,browser,unit-quick
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
 BACKGROUND ?= notebooks,site
 
 # The stages share the cores: each torch process computes on one intra-op thread. With two, every process
 # beside another spin-waits its idle thread (digits.trained(): 9 core-seconds alone on one thread, 31 on two
 # under load). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
-test unit grading notebooks browser site selfcheck mutants: export OMP_NUM_THREADS ?= 1
+test unit unit-quick unit-slow grading notebooks browser site selfcheck mutants: export OMP_NUM_THREADS ?= 1
 
 test: venv system-deps style bytecode
 	$(BIN)/python ci/lanes.py $(LANES) --background $(BACKGROUND)
@@ -108,8 +109,16 @@ style: venv
 typecheck: venv
 	$(BIN)/mypy
 
+# The unit tests (not the browser's, not the sandboxed grading ones): `unit` all of them, as make test's two
+# stages run them: `unit-quick` in-process, `unit-slow` those that start kernels, ranks or servers (marker slow).
 unit: venv
 	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading"
+
+unit-quick: venv
+	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading and not slow"
+
+unit-slow: venv
+	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "slow and not browser and not grading"
 
 # Sandboxed grading (attacks, isolation, self-check, PostgreSQL, walkthrough): one at a time, so the fork
 # bombs and sandboxes do not starve the launcher's timing-sensitive tests.
