@@ -35,8 +35,9 @@ hub: venv proxy
 # The full self-check is not a stage of make test: its unit test checks the verdicts `make selfcheck` committed
 # are current, and .ci/run runs `make selfcheck` itself after make test (README, "The two commands").
 LANES ?= grading,unit-slow notebooks,site typecheck,browser,unit-quick
-# Where the lanes want more than the cores, these yield (nice): the grading lane is the longest.
-BACKGROUND ?= notebooks,site
+# Where the lanes want more than the cores, these yield (nice): the grading lane is the longest, and latency-bound
+# (its sandboxes wait on one another), so every other lane gives way to it.
+BACKGROUND ?= notebooks,site,typecheck,browser,unit-quick
 
 # The stages share the cores: each torch process computes on one intra-op thread. With two, every process
 # beside another spin-waits its idle thread (digits.trained(): 9 core-seconds alone on one thread, 31 on two
