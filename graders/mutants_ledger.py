@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +73,14 @@ class Exercise:
         return hash_of(self.hash, mutant.source)
 
 
+def grader_sources(files: Iterable[str]) -> str:
+    """Grader files (names in ``graders/``), each name then its text, as one text (for the hashes)."""
+    return "".join(f"{name}\n{(GRADERS / name).read_text(encoding='utf-8')}" for name in files)
+
+
 def verdict_sources() -> str:
     """The grader files that decide verdicts, as one text (for the hashes)."""
-    return "".join(f"{name}\n{(GRADERS / name).read_text(encoding='utf-8')}" for name in VERDICT_FILES)
+    return grader_sources(VERDICT_FILES)
 
 
 def probe_helpers(probes: str) -> str:
@@ -87,8 +93,7 @@ def probe_helpers(probes: str) -> str:
         elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
     files = sorted(f"{name.split('.')[1]}.py" for name in names if name.startswith("graders.") and name.count(".") == 1)
-    return "".join(f"{file}\n{(GRADERS / file).read_text(encoding='utf-8')}" for file in files
-                   if file not in VERDICT_FILES and (GRADERS / file).is_file())
+    return grader_sources(file for file in files if file not in VERDICT_FILES and (GRADERS / file).is_file())
 
 
 def exercises(lab: Path) -> list[Exercise]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from graders.coursedir import labs_in, probes_file, solution_files
 from graders.grading import Lab, load_lab
-from graders.mutants_ledger import GRADERS, hash_of, probe_helpers, verdict_sources
+from graders.mutants_ledger import grader_sources, hash_of, probe_helpers, verdict_sources
 from graders.selfcheck import ChapterCheck, SolutionFolders, Verdict, versions
 
 Hashes = dict[str, str]  # version name -> the hash its verdict is valid for
@@ -34,8 +34,7 @@ def version_hashes(lab: Lab, folders: SolutionFolders) -> Hashes:
     """Each version the self-check grades for ``lab``, and the hash of everything its verdict depends on.
 
     The release is hashed as the source it is generated from (nbgrader's release needs a scratch course)."""
-    graders = verdict_sources() + probe_helpers(lab.probes_source) + "".join(
-        f"{name}\n{(GRADERS / name).read_text(encoding='utf-8')}" for name in CHECK_FILES)
+    graders = verdict_sources() + probe_helpers(lab.probes_source) + grader_sources(CHECK_FILES)
     right = solution_files(folders.right, lab.chapter) if folders.right else []
     found = versions(lab, lab.source, solution_files(folders.wrong, lab.chapter), right)
     return {v.name: hash_of(graders, lab.probes_source, v.name, v.expectation, ",".join(v.exercise), str(v.cut),

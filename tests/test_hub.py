@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labs.hub import PROXY_HINT, PROXY_NAME, find_proxy
+from labs.hub import PROXY_NAME
 from tests.browser import chromium
 from tests.browser.hub import (
     FETCHED,
@@ -30,8 +30,8 @@ from tests.browser.hub import (
     SUBMITTED,
     HubUser,
     RunningHub,
-    class_unavailable,
     hub_server,
+    need_a_class,
     run_as,
     stop_hub,
     text_of,
@@ -52,10 +52,7 @@ USERS = ("instructor", "ada", "ben")
 
 @pytest.fixture(autouse=True)
 def _tools_present() -> None:
-    why = chromium.missing() or (None if find_proxy() else f"configurable-http-proxy not found: {PROXY_HINT}") \
-        or class_unavailable()
-    if why:
-        pytest.skip(why)
+    need_a_class(browser=True)
 
 
 def run_labs(hub: RunningHub, *args: str) -> str:

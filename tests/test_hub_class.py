@@ -34,10 +34,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from labs.hub import PROXY_HINT, find_proxy
 from labs.hub.client import HubSession
 from labs.hub.limits import class_folders
-from tests.browser.hub import RunningHub, class_unavailable, hub_server, run_as
+from tests.browser.hub import RunningHub, hub_server, need_a_class, run_as
 from tests.conftest import BIN
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.hub]
@@ -51,9 +50,7 @@ PROCESSES = 160
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> RunningHub:
-    why = (None if find_proxy() else f"configurable-http-proxy not found: {PROXY_HINT}") or class_unavailable()
-    if why:
-        pytest.skip(why)
+    need_a_class()
     with hub_server(tmp_path_factory.mktemp("class"), people=PEOPLE,
                     options=("--cull-idle", str(CULL_IDLE), "--memory", str(MEMORY_GIB), "--cpus", "1",
                              "--processes", str(PROCESSES)), https=True) as running:

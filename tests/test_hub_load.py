@@ -16,8 +16,7 @@ import sys
 
 import pytest
 
-from labs.hub import PROXY_HINT, find_proxy
-from tests.browser.hub import class_unavailable
+from tests.browser.hub import need_a_class
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.hub]
@@ -37,9 +36,7 @@ def load_benchmark():
 def test_twenty_students_at_once():
     if os.environ.get("LABS_HUB_LOAD") != "1":
         pytest.skip("the load test runs in its own stage: make hubload (LABS_HUB_LOAD=1)")
-    why = (None if find_proxy() else f"configurable-http-proxy not found: {PROXY_HINT}") or class_unavailable()
-    if why:
-        pytest.skip(why)
+    need_a_class()
     bench = load_benchmark()
     assert bench.main(["--students", str(STUDENTS), "--json", str(REPORT)]) == 0, REPORT.read_text()
     figures = json.loads(REPORT.read_text())

@@ -19,6 +19,7 @@ own.
 from __future__ import annotations
 
 import csv
+import hmac
 from pathlib import Path
 
 import bcrypt
@@ -98,7 +99,8 @@ class ClassAuthenticator(NativeAuthenticator):
         """NativeAuthenticator's check; a success notes whether the password was the person's one-time one."""
         name = await super().authenticate(handler, data)
         if name:
-            self.still_one_time[name] = name in self.one_time and data["password"] == self.one_time[name]
+            self.still_one_time[name] = name in self.one_time and hmac.compare_digest(
+                data["password"].encode(), self.one_time[name].encode())
         return name
 
     def change_password(self, username, new_password):

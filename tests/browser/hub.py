@@ -36,7 +36,9 @@ from urllib.parse import quote
 
 import nbformat
 import psutil
+import pytest
 
+from labs.hub import PROXY_HINT, find_proxy
 from labs.hub.limits import class_folders, remove_class_groups
 from labs.hub.plan import class_name
 from labs.hub.users import class_accounts, marker, remove_class
@@ -109,11 +111,26 @@ def _public_scratch() -> Path:
     return folder
 
 
-def class_unavailable() -> str | None:
-    """Why a class cannot be run here (not root), or None."""
+def class_unavailable(browser: bool = False) -> str | None:
+    """Why a class cannot be run here (Chromium missing, when ``browser``; no configurable-http-proxy; not root),
+    or None."""
+    if browser and (why := chromium.missing()):
+        return why
+    if not find_proxy():
+        return f"configurable-http-proxy not found: {PROXY_HINT}"
     if os.geteuid() != 0:
         return "a class makes a unix user per person: the hub tests run as root (as CI does)"
     return None
+
+
+def need_a_class(browser: bool = False) -> None:
+    """Skip, saying why, where a class cannot run; fail instead under LABS_REQUIRE_HUB=1 (.ci/run's make system,
+    where every piece is installed and a skip would hide one that is not)."""
+    why = class_unavailable(browser)
+    if why and os.environ.get("LABS_REQUIRE_HUB") == "1":
+        pytest.fail(f"LABS_REQUIRE_HUB=1 but {why}")
+    if why:
+        pytest.skip(why)
 
 
 OPENED = Path("/tmp/labs-hub-test-opened.json")  # folders opened (o+x) for classes, with how many classes use them
