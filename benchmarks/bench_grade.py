@@ -2,13 +2,13 @@
 
 Builds 20 submissions of a real lab (default 02_tensors): correct ones, partly wrong ones (the
 chapter's wrong solutions swapped in), blank releases (every exercise raises) and crashing ones,
-then times, in one run:
+then times, in one run, ``--rounds`` times each (the first of the two alternating, medians compared):
   1. `nbgrader autograde CHAPTER` on an nbgrader course holding them (one submission at a time,
      tests in the student's kernel: no sandbox);
   2. `labs grade --jobs 2` on the same folder (bubblewrap sandbox, probes, trusted comparison).
 It also reports the per-submission overhead of `labs grade` beyond the student's own code: the
 sandbox job's wall time minus the time the same cells take in a warm, unsandboxed IPython shell.
-Usage: python benchmarks/bench_grade.py [--chapter 02_tensors] [--out build/bench_grade]
+Usage: python benchmarks/bench_grade.py [--chapter 02_tensors] [--rounds 3] [--out build/bench_grade]
 """
 
 from __future__ import annotations
@@ -90,10 +90,23 @@ def own_code_seconds(lab: Path, nb: nbformat.NotebookNode) -> float:
     return time.perf_counter() - start
 
 
+def one_round(out: Path, chapter: str, labs_first: bool) -> tuple[float, float]:
+    """Seconds of ``nbgrader autograde`` and of ``labs grade`` on the same submissions (in either order)."""
+    shutil.rmtree(out / "labs", ignore_errors=True)
+    tools = {
+        "nbgrader": lambda: run([str(BIN / "nbgrader"), "autograde", chapter, "--force"], out / "nbgrader"),
+        "labs": lambda: run([str(BIN / "labs"), "grade", str(out / "nbgrader" / "submitted"), "--chapter", chapter,
+                             "--root", str(out / "labs"), "--jobs", "2"], Path.cwd()),
+    }
+    seconds = {name: tools[name]() for name in (("labs", "nbgrader") if labs_first else ("nbgrader", "labs"))}
+    return seconds["nbgrader"], seconds["labs"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chapter", default="02_tensors")
     parser.add_argument("--count", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each tool, alternating which goes first")
     parser.add_argument("--out", type=Path, default=Path("build/bench_grade"))
     args = parser.parse_args()
     ensure_tools_on_path()
@@ -102,24 +115,26 @@ def main() -> None:
     lab = next(Path("course", args.chapter).glob("lab_*.ipynb")).resolve()
     subs = submissions(lab, Path("tests/wrong_solutions"), args.count)
     nbgrader_course(out / "nbgrader", args.chapter, lab, subs)
-    stock = run([str(BIN / "nbgrader"), "autograde", args.chapter, "--force"], out / "nbgrader")
-    ours = run([str(BIN / "labs"), "grade", str(out / "nbgrader" / "submitted"), "--chapter", args.chapter,
-                "--root", str(out / "labs"), "--jobs", "2"], Path.cwd())
+    load_before = os.getloadavg()
+    rounds = [one_round(out, args.chapter, labs_first=k % 2 == 1) for k in range(args.rounds)]
+    stock, ours = statistics.median(r[0] for r in rounds), statistics.median(r[1] for r in rounds)
     results = json.loads((out / "labs" / "reports" / "results.json").read_text())
     job_seconds = {g["student"]: g["seconds"] for g in results["grades"]}
     correct = [s for s in subs if s.endswith("correct")][0]
     own = own_code_seconds(lab, subs[correct])
-    print(f"machine: {os.cpu_count()} cores; load average before/after: {os.getloadavg()}")
-    print(f"{args.count} submissions of {args.chapter}/{lab.name}")
-    print(f"nbgrader autograde (no sandbox): {stock:.1f} s = {stock / args.count:.2f} s per submission")
-    print(f"labs grade -j 2 (bubblewrap):   {ours:.1f} s = {ours / args.count:.2f} s per submission "
+    print(f"machine: {os.cpu_count()} cores; load average before: {load_before}, after: {os.getloadavg()}")
+    print(f"{args.count} submissions of {args.chapter}/{lab.name}; {args.rounds} rounds, each tool once a round, "
+          "the first alternating")
+    print("rounds (nbgrader s, labs s): " + ", ".join(f"({a:.1f}, {b:.1f})" for a, b in rounds))
+    print(f"nbgrader autograde (no sandbox): median {stock:.1f} s = {stock / args.count:.2f} s per submission")
+    print(f"labs grade -j 2 (bubblewrap):   median {ours:.1f} s = {ours / args.count:.2f} s per submission "
           f"(whole command: sandbox start, reference run, gradebook, reports)")
-    print(f"throughput ratio: {stock / ours:.2f}x")
+    ratios = sorted(a / b for a, b in rounds)
+    print(f"throughput ratio: {stock / ours:.2f}x (medians); per round {ratios[0]:.2f}x to {ratios[-1]:.2f}x")
     print(f"sandbox job wall per submission: median {statistics.median(job_seconds.values()):.2f} s; "
           f"a correct submission's own cells unsandboxed in a warm shell: {own:.2f} s; "
           f"overhead: {job_seconds[correct] - own:.2f} s")
     print("isolation: " + "; ".join(results["isolation"]))
-
 
 if __name__ == "__main__":
     main()
