@@ -71,10 +71,12 @@ _CONTEXTLIB_FILE = contextlib.contextmanager.__code__.co_filename
 
 
 def _library_roots() -> tuple[str, ...]:
-    """Folders of the standard library and installed packages: code there is not a submission's."""
+    """Folders of the standard library, the installed packages and the grader's own package (the contracts
+    around each call of a notebook function, the probe runner): code there is not a submission's."""
     paths = sysconfig.get_paths()
     folders = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths]
-    folders += [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(torch.__file__))]
+    folders += [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(torch.__file__)),
+                os.path.dirname(_OWN_FILE)]
     roots = {os.path.abspath(f) for f in folders} | {os.path.realpath(f) for f in folders}
     return tuple(sorted(root.rstrip(os.sep) + os.sep for root in roots))
 
