@@ -3,11 +3,8 @@ are decided here, in the trusted grader, from the observations each run sent bac
 
 from __future__ import annotations
 
-import ast
 import functools
-import queue
 import secrets
-import threading
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +21,8 @@ from graders.probing import Probe, load_probes
 from graders.protocol import Status
 from graders.results import Batch, CellGrade, NotebookGrade
 from graders.sandbox.jail import Limits
-from graders.sandbox.worker import JobOutcome, Worker
+from graders.sandbox.pool import Pool, Sandboxes, modules_imported_by, start_sandboxes
+from graders.sandbox.worker import JobOutcome
 from graders.submissions import Submission, matches_lab
 from graders.vetting import Finding, stated_rule_breaks
 
@@ -80,28 +78,14 @@ def import_probes(source: str, path: Path) -> dict[str, Probe]:
 
 
 def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
-    """Modules the labs and their probes import (and names they import from a module, which may be
-    submodules): the sandboxes import them once, before any job."""
-    found: set[str] = set()
-    sources = [c.source for lab in labs for c in lab.source.cells if c.cell_type == "code"]
-    sources += [lab.probes_source for lab in labs]
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found.add(node.module)
-                # ``from labutils import digits`` imports a submodule: a name that is not one fails to preload, harmlessly
-                found.update(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
-        if "assert_close" in source:
-            found.add("torch.testing")
-        if "torch.onnx.export" in source:
-            found.add("torch.onnx")  # the sandboxes also run one export: its first costs 3-4 s
-    return tuple(sorted(found))
+    """Modules the labs and their probes import: the sandboxes import them once, before any job."""
+    return modules_imported_by(lab_sources(labs))
+
+
+def lab_sources(labs: Iterable[Lab]) -> list[str]:
+    """The code of the labs' cells and of their probe files."""
+    labs = list(labs)
+    return [c.source for lab in labs for c in lab.source.cells if c.cell_type == "code"] + [lab.probes_source for lab in labs]
 
 
 def focused(lab: Lab, grade_ids: Iterable[str], cut: bool = True) -> Lab:
@@ -173,48 +157,6 @@ def _not_run(lab: Lab, restored: Restored, outcome: JobOutcome, test: TestCell, 
 def _lines(findings: list[Finding], shown: int = 3) -> str:
     more = f" (and {len(findings) - shown} more)" if len(findings) > shown else ""
     return "; ".join(map(str, findings[:shown])) + more
-
-
-class Pool:
-    """Sandbox workers handed out to threads, one job each at a time."""
-
-    def __init__(self, size: int, limits: Limits, threads: int, use_bwrap: bool, log_dir: Path,
-                 warm: tuple[str, ...] = ()) -> None:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log", warm) for i in range(size)]
-        self.free: queue.Queue[Worker] = queue.Queue()
-        self.gate = threading.Condition()
-        self.running, self.exclusive_running = 0, False
-        for worker in self.workers:  # from this thread: a sandbox dies with the thread that started it
-            worker.spawn()
-
-    def ready(self) -> Pool:
-        """Wait until every sandbox has warmed up; returns the pool."""
-        for worker in self.workers:
-            worker.wait_ready()
-            self.free.put(worker)
-        return self
-
-    def run(self, job: Job, exclusive: bool = False) -> JobOutcome:
-        """Run ``job`` on a free sandbox; an ``exclusive`` job runs with no other job beside it."""
-        with self.gate:
-            self.gate.wait_for(lambda: not self.exclusive_running and (not exclusive or self.running == 0))
-            self.running += 1
-            self.exclusive_running = exclusive
-        worker = self.free.get()
-        try:
-            return worker.run(job)
-        finally:
-            self.free.put(worker)
-            with self.gate:
-                self.running -= 1
-                self.exclusive_running = self.exclusive_running and not exclusive
-                self.gate.notify_all()
-
-    def close(self) -> None:
-        """Stop every sandbox and delete its cgroup."""
-        for worker in self.workers:
-            worker.close()
 
 
 def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> dict[tuple[str, str], dict]:
@@ -293,22 +235,23 @@ def complete(result: dict, lab: Lab, restored: Restored) -> bool:
 
 def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,
                 use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None,
-                prepare: Callable[[], None] = lambda: None) -> Batch:
-    """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel.
+                prepare: Callable[[], None] = lambda: None, started: Sandboxes | None = None) -> Batch:
+    """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel (``started``: sandboxes already
+    spawned for them, closed here as if started here).
 
     The references run in sandboxes of their own, shut down before the first student job starts:
     no process a submission runs in was ever near the instructor's source or its results.
     """
     salt = secrets.randbits(62)
-    warm = warm_modules(labs.values())
-    reference_pool = Pool(max(1, min(len(labs), jobs)), limits, 1, use_bwrap, log_dir / "reference", warm)
-    pool = Pool(max(1, min(jobs, len(subs))), limits, 1, use_bwrap, log_dir, warm)
+    sandboxes = started or start_sandboxes(warm_modules(labs.values()), len(labs), len(subs), jobs, limits, use_bwrap,
+                                           log_dir)
+    pool = sandboxes.students
     try:
         try:
             prepare()  # while the sandboxes warm up
-            references = reference_runs(reference_pool.ready(), labs, salt)
+            references = reference_runs(sandboxes.reference.ready(), labs, salt)
         finally:
-            reference_pool.close()
+            sandboxes.reference.close()
         pool.ready()
         isolation = [*pool.run(Job([])).isolation, pool.workers[0].limit_note]
 
@@ -321,5 +264,5 @@ def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: 
         with ThreadPoolExecutor(jobs) as running:
             grades = list(running.map(one, subs))
     finally:
-        pool.close()
+        sandboxes.close()
     return Batch(grades, isolation, salt)

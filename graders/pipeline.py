@@ -1,6 +1,7 @@
-"""`labs grade`'s pipeline: chapters -> labs -> submissions -> this shard -> sandboxes -> gradebook -> reports.
+"""`labs grade`'s pipeline: chapters -> submissions -> this shard -> sandboxes -> labs -> grades -> gradebook -> reports.
 
-Each step is a function; :func:`grade_submissions` runs them in order. Bad input (a chapter, a lab or
+Each step is a function; :func:`grade_submissions` runs them in order. The sandboxes start before the labs
+load: their zygotes import torch while this process does (the grader's own modules load as they are needed). Bad input (a chapter, a lab or
 a submissions folder that cannot be used) raises :class:`BadRequest` with one line naming the file;
 a submission that cannot be graded never stops the others: it is that notebook's status.
 """
@@ -13,19 +14,23 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nbformat
 
 from graders import coursedir
 from graders import paths as defaults
 from graders.coursedir import db_url_for
-from graders.feedback import remove_autograded, write_autograded
-from graders.gradebook import ensure_assignments, mark_grader_error, reason, record
-from graders.grading import Lab, grade_batch, load_lab
-from graders.reports import write_results, write_summary
 from graders.results import Batch, NotebookGrade
 from graders.sandbox.jail import Limits
+from graders.sandbox.pool import modules_imported_by, start_sandboxes
 from graders.submissions import Collected, Submission, collect, unpack
 
-Labs = dict[tuple[str, str], Lab]
+if TYPE_CHECKING:
+    from graders.grading import Lab
+
+Labs = dict[tuple[str, str], "Lab"]
+LabPaths = dict[str, list[Path]]  # chapter -> its labs
 
 
 class BadRequest(ValueError):
@@ -78,17 +83,37 @@ def in_shard(subs: list[Submission], index: int, count: int) -> list[Submission]
     return [s for s in subs if s.student in mine]
 
 
-def load_labs(folders: list[Path]) -> tuple[Labs, dict[str, list[Path]]]:
+def lab_paths_of(folders: list[Path]) -> LabPaths:
+    """Each chapter's lab notebooks."""
+    return {folder.name: coursedir.labs_in(folder) for folder in folders}
+
+
+def load_labs(paths: LabPaths) -> Labs:
     """Every lab of the chapters, with probes; BadRequest names the file at fault."""
-    labs, paths = {}, {}
-    for folder in folders:
-        paths[folder.name] = coursedir.labs_in(folder)
-        for path in paths[folder.name]:
+    from graders.grading import load_lab  # torch
+
+    labs = {}
+    for chapter, notebooks in paths.items():
+        for path in notebooks:
             try:
-                labs[(folder.name, path.stem)] = load_lab(path)
+                labs[(chapter, path.stem)] = load_lab(path)
             except (ValueError, SyntaxError, OSError) as err:
                 raise BadRequest(str(err)) from None
-    return labs, paths
+    return labs
+
+
+def lab_code(paths: LabPaths) -> list[str]:
+    """The code of every lab's cells and probe file, read without running any (what the sandboxes import);
+    a file that cannot be read adds nothing here (:func:`load_labs` names it)."""
+    code = []
+    for path in (p for notebooks in paths.values() for p in notebooks):
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+            code += [c.source for c in cells if c.get("cell_type") == "code" and isinstance(c.get("source"), str)]
+            code.append(coursedir.probes_file(path).read_text(encoding="utf-8"))
+        except Exception:  # noqa: BLE001 - load_labs reports the file
+            continue
+    return code
 
 
 def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collected:
@@ -116,6 +141,9 @@ def _collect(root: Path, chapters: dict[str, set[str]]) -> Collected:
 def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submission]) -> None:
     """Record every scored notebook in the gradebook and save its autograded copy; a failure is that
     notebook's ``grader error`` status (no autograded copy then), never the batch's."""
+    from graders.feedback import remove_autograded, write_autograded
+    from graders.gradebook import mark_grader_error, reason, record
+
     scored = [g for g in batch.grades if g.cells]
     failures = record(url, scored)
     for grade, why in failures:
@@ -135,6 +163,9 @@ def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submis
 
 def write_reports(batch: Batch, out: Path) -> list[str]:
     """results.json and summary.html; returns a line per report that could not be written."""
+    from graders.gradebook import reason
+    from graders.reports import write_results, write_summary
+
     out.mkdir(parents=True, exist_ok=True)
     problems = []
     for name, write in (("results.json", write_results), ("summary.html", write_summary)):
@@ -145,7 +176,9 @@ def write_reports(batch: Batch, out: Path) -> list[str]:
     return problems
 
 
-def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: dict[str, list[Path]]) -> None:
+def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: LabPaths) -> None:
+    from graders.gradebook import ensure_assignments
+
     try:
         ensure_assignments(root, url, labs, lab_paths)
     except Exception as err:  # a bad URL or server: one line
@@ -162,17 +195,24 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
         folders = coursedir.chapters_with_labs(request.chapters, request.course)
     except coursedir.LayoutError as err:
         raise BadRequest(str(err)) from None
-    labs, lab_paths = load_labs(folders)
-    labs = {key: replace(lab, vetted=request.vetted) for key, lab in labs.items()}
+    lab_paths = lab_paths_of(folders)
     root, url = request.root.resolve(), request.db_url
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
-        wanted = {chapter: {p.name for p in paths} for chapter, paths in lab_paths.items()}
-        found = gather(request.submissions, wanted, Path(scratch))
+        found = gather(request.submissions, {c: {p.name for p in paths} for c, paths in lab_paths.items()}, Path(scratch))
         subs = in_shard(found.submissions, *request.shard)
         on_count(len(subs))
+        jobs = request.jobs or os.cpu_count() or 1
         try:
-            batch = grade_batch(labs, subs, request.jobs or os.cpu_count() or 1, request.limits, True, root / "logs",
-                                on_graded, lambda: _gradebook_ready(root, url, labs, lab_paths))
+            sandboxes = start_sandboxes(modules_imported_by(lab_code(lab_paths)), sum(map(len, lab_paths.values())),
+                                        len(subs), jobs, request.limits, True, root / "logs")
+            try:
+                labs = {key: replace(lab, vetted=request.vetted) for key, lab in load_labs(lab_paths).items()}
+                from graders.grading import grade_batch
+
+                batch = grade_batch(labs, subs, jobs, request.limits, True, root / "logs", on_graded,
+                                    lambda: _gradebook_ready(root, url, labs, lab_paths), started=sandboxes)
+            finally:
+                sandboxes.close()
         except RuntimeError as err:
             raise BadRequest(str(err)) from None
     keep_books(root, url, labs, batch, subs)

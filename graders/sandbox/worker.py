@@ -22,7 +22,6 @@ from typing import Any
 
 import psutil
 
-from graders import wire
 from graders.job import Job
 from graders.protocol import (
     KIND_ASK_PROBES,
@@ -333,6 +332,8 @@ EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of tex
 
 def read_header(frame: bytes) -> dict[str, Any] | None:
     """A supervisor's JSON message, or None when it is not a small JSON object."""
+    from graders import wire  # torch: a worker starts before the grader has imported it
+
     if len(frame) > HEADER_BYTES or wire.values_in(frame) > HEADER_VALUES:
         return None
     try:
@@ -378,6 +379,8 @@ def start_failure_hint(log: Path | None) -> str:
 
 def parse_result(header: dict, data: bytes) -> dict[str, Any] | None:
     """``{"cells", "probes"}`` when the job's answer is well formed and within budget; None otherwise."""
+    from graders import wire
+
     cells = parse_cells(header.get("cells"))
     try:
         result = wire.decode(data)
