@@ -198,7 +198,12 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
     lab_paths = lab_paths_of(folders)
     root, url = request.root.resolve(), request.db_url
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
-        found = gather(request.submissions, {c: {p.name for p in paths} for c, paths in lab_paths.items()}, Path(scratch))
+        try:
+            found = gather(request.submissions, {c: {p.name for p in paths} for c, paths in lab_paths.items()},
+                           Path(scratch))
+        except BadRequest:
+            load_labs(lab_paths)  # a broken lab is the first thing to fix: named before the submissions
+            raise
         subs = in_shard(found.submissions, *request.shard)
         on_count(len(subs))
         jobs = request.jobs or os.cpu_count() or 1
