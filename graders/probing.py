@@ -107,6 +107,21 @@ class Draw:
         """One of ``options``."""
         return self.random.choice(options)
 
+    def sizes(self, low: int, high: int, count: int) -> list[int]:
+        """``count`` ints in ``[low, high]`` (more when the edges need it): the domain's edges first, by
+        construction (``low``, ``low + 1``, ``high - 1``, ``high``: both ends and both parities at each), then
+        draws. A mistake that shows only at one end or one parity of a size loses under every salt."""
+        if low > high:
+            raise ValueError(f"sizes: low {low} > high {high}")
+        found = list(dict.fromkeys(edges(low, high)))
+        found += [self.randint(low, high) for _ in range(count - len(found))]
+        return found
+
+
+def edges(low: int, high: int) -> list[int]:
+    """The edge values of the int range ``[low, high]``: each end and its neighbour inside the range."""
+    return [v for v in (low, low + 1, high - 1, high) if low <= v <= high]
+
 
 def outcome(fn: Callable, *args: Any, **kwargs: Any) -> Observation:
     """``fn(*args, **kwargs)``, or ``{"__raised__": "<exception type>"}`` when it raises."""
