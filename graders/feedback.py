@@ -108,10 +108,10 @@ def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.Notebo
 
 
 def _show_result(cell: nbformat.NotebookNode, test: TestCell, result: CellGrade | None) -> None:
-    """A test cell as the student saw it, with the points and why as its output (escaped when rendered)."""
+    """A test cell as the student saw it, with why it lost points as its output (escaped when rendered); the
+    score is the gradebook's, which nbgrader shows beside the cell (a manual score included)."""
     cell.source = visible_part(test.visible_source)
-    text = (f"{result.score:g}/{result.points:g} points" + (f": {shown(result.why, MAX_CELL_CHARS)}" if result.why else "")
-            if result else "not graded")
+    text = ((shown(result.why, MAX_CELL_CHARS) if result.why else "every check passed") if result else "not graded")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
 
 

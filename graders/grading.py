@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import secrets
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -159,11 +159,18 @@ def _lines(findings: list[Finding], shown: int = 3) -> str:
     return "; ".join(map(str, findings[:shown])) + more
 
 
-def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab], salt: int) -> dict[tuple[str, str], dict]:
-    """Each lab's source run once in the sandbox: the observations submissions must match."""
+def salt_of(salts: int | Mapping[str, int], chapter: str) -> int:
+    """A chapter's salt: the run's one salt, or the chapter's from the class's (graders.salts)."""
+    return salts if isinstance(salts, int) else salts[chapter]
+
+
+def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab],
+                   salt: int | Mapping[str, int]) -> dict[tuple[str, str], dict]:
+    """Each lab's source run once in the sandbox, with its chapter's salt: the observations submissions must match."""
 
     def one(lab: Lab) -> dict:
-        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt, traceback=True), lab.exclusive)
+        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt_of(salt, lab.chapter), traceback=True),
+                           lab.exclusive)
         broken = {g: r["error"] for g, r in (outcome.result or {}).get("probes", {}).items() if "error" in r}
         if broken:
             raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed: "
@@ -235,14 +242,16 @@ def complete(result: dict, lab: Lab, restored: Restored) -> bool:
 
 def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,
                 use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None,
-                prepare: Callable[[], None] = lambda: None, started: Sandboxes | None = None) -> Batch:
+                prepare: Callable[[], None] = lambda: None, started: Sandboxes | None = None,
+                salts: Mapping[str, int] | None = None) -> Batch:
     """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel (``started``: sandboxes already
-    spawned for them, closed here as if started here).
+    spawned for them, closed here as if started here). ``salts``: each chapter's salt (the class's, kept by
+    graders.salts); without them every chapter draws from one salt made for this run.
 
     The references run in sandboxes of their own, shut down before the first student job starts:
     no process a submission runs in was ever near the instructor's source or its results.
     """
-    salt = secrets.randbits(62)
+    salt = dict(salts) if salts is not None else dict.fromkeys({c for c, _ in labs}, secrets.randbits(62))
     sandboxes = started or start_sandboxes(warm_modules(labs.values()), len(labs), len(subs), jobs, limits, use_bwrap,
                                            log_dir)
     pool = sandboxes.students
@@ -257,7 +266,7 @@ def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: 
 
         def one(sub: Submission) -> NotebookGrade:
             key = (sub.chapter, sub.notebook)
-            grade = grade_one(pool, labs.get(key), sub, references.get(key), salt)
+            grade = grade_one(pool, labs.get(key), sub, references.get(key), salt.get(sub.chapter, 0))
             on_done(grade)
             return grade
 

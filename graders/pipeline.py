@@ -22,6 +22,7 @@ from graders import coursedir
 from graders import paths as defaults
 from graders.coursedir import db_url_for
 from graders.results import Batch, NotebookGrade
+from graders.salts import chapter_salt, salts_folder
 from graders.sandbox.jail import Limits
 from graders.sandbox.pool import modules_imported_by, start_sandboxes
 from graders.submissions import Collected, Submission, collect, unpack
@@ -51,6 +52,7 @@ class GradeRequest:
     shard: tuple[int, int] = (1, 1)
     report: Path | None = None
     vetted: bool = True  # False: solution cells run unread, the sandbox the only layer (tests of the sandbox)
+    salts: Path | None = None  # the class's salts (graders.salts): default <root>/salts
 
     @property
     def db_url(self) -> str:
@@ -59,6 +61,10 @@ class GradeRequest:
     @property
     def report_dir(self) -> Path:
         return self.report or self.root / "reports"
+
+    @property
+    def salts_dir(self) -> Path:
+        return self.salts or salts_folder(self.root)
 
 
 @dataclass
@@ -161,18 +167,20 @@ def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submis
             mark_grader_error(grade, "writing the autograded notebook of", reason(err))
 
 
-def write_reports(batch: Batch, out: Path) -> list[str]:
-    """results.json and summary.html; returns a line per report that could not be written."""
+def write_reports(batch: Batch, out: Path, root: Path) -> list[str]:
+    """This run's log (kept under ``root/runs``, and as results.json in ``out``) and summary.html; returns a
+    line per report that could not be written."""
     from graders.gradebook import reason
-    from graders.reports import write_results, write_summary
+    from graders.reports import run_log_path, write_results, write_summary
 
-    out.mkdir(parents=True, exist_ok=True)
     problems = []
-    for name, write in (("results.json", write_results), ("summary.html", write_summary)):
+    for path, write in ((run_log_path(root), write_results), (out / "results.json", write_results),
+                        (out / "summary.html", write_summary)):
         try:
-            write(batch, out / name)
-        except Exception as err:  # noqa: BLE001 - the other report and the gradebook still count
-            problems.append(f"grader error: writing {out / name} failed ({reason(err)})")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write(batch, path)
+        except Exception as err:  # noqa: BLE001 - the other reports and the gradebook still count
+            problems.append(f"grader error: writing {path} failed ({reason(err)})")
     return problems
 
 
@@ -183,6 +191,14 @@ def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: LabPaths) -> N
         ensure_assignments(root, url, labs, lab_paths)
     except Exception as err:  # a bad URL or server: one line
         raise RuntimeError(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from err
+
+
+def class_salts(folder: Path, chapters: list[str]) -> dict[str, int]:
+    """Each chapter's salt, kept in ``folder`` (made on a chapter's first grading); BadRequest names the file."""
+    try:
+        return {chapter: chapter_salt(folder, chapter) for chapter in chapters}
+    except (OSError, ValueError) as err:
+        raise BadRequest(f"{folder}: cannot keep the class's salts ({err})") from None
 
 
 def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = lambda _: None,
@@ -215,10 +231,11 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
                 from graders.grading import grade_batch
 
                 batch = grade_batch(labs, subs, jobs, request.limits, True, root / "logs", on_graded,
-                                    lambda: _gradebook_ready(root, url, labs, lab_paths), started=sandboxes)
+                                    lambda: _gradebook_ready(root, url, labs, lab_paths), started=sandboxes,
+                                    salts=class_salts(request.salts_dir, list(lab_paths)))
             finally:
                 sandboxes.close()
         except RuntimeError as err:
             raise BadRequest(str(err)) from None
     keep_books(root, url, labs, batch, subs)
-    return GradeRun(batch, found.rejected, write_reports(batch, request.report_dir), request.report_dir)
+    return GradeRun(batch, found.rejected, write_reports(batch, request.report_dir, root), request.report_dir)

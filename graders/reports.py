@@ -13,7 +13,9 @@ import csv
 import html
 import io
 import json
+import os
 import re
+import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from graders.submissions import SAFE_NAME, plain
 
 # An absolute path: a "/" (or "~/") that no name or number runs into, through its last name. A folder's
 # name may hold spaces inside it; the last name ends at a space, a colon, a quote or a bracket.
+RUNS_FOLDER = "runs"  # under the grading root: one log per `labs grade` run
 HOST_PATH = re.compile(r"(?<![\w.~-])~?/(?:[^\s/:](?:[^/\n:]*[^\s/:])?/)*([^\s/:'\"(),;\[\]]+)")
 
 
@@ -40,10 +43,64 @@ def student_view(grade: NotebookGrade) -> NotebookGrade:
 
 
 def write_results(batch: Batch, path: Path) -> None:
-    """Every grade of the run, per cell with the reason for lost points, as JSON."""
-    data = {"isolation": batch.isolation, "grades": [asdict(g) | {"score": g.score, "max_score": g.max_score}
-                                                     for g in batch.grades]}
+    """This run's log: every grade of the run, per cell with the reason for lost points, as JSON (the scores
+    the run recorded; the gradebook holds the current ones, manual scores included)."""
+    from graders.salts import fingerprint
+
+    data = {"isolation": batch.isolation, "salts": {c: fingerprint(s) for c, s in sorted(batch.salts.items())},
+            "grades": [asdict(g) | {"score": g.score, "max_score": g.max_score} for g in batch.grades]}
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def run_log_path(root: Path) -> Path:
+    """Where this run's log goes under the grading root: ``runs/<UTC time>-<pid>.json``, kept per run."""
+    now = time.time_ns()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9:09d}Z"
+    return root / RUNS_FOLDER / f"{stamp}-{os.getpid()}.json"
+
+
+def run_logs(root: Path) -> list[Path]:
+    """Every run log under the grading root ``root``, its shards' roots included (``root/shard-i/runs``: a
+    class graded on Slurm), oldest first."""
+    return sorted(root.glob(f"**/{RUNS_FOLDER}/*.json"), key=lambda p: p.name) if root.is_dir() else []
+
+
+def logged_grades(root: Path) -> dict[tuple[str, str, str], NotebookGrade]:
+    """The latest logged grade of each (student, chapter, notebook) over every run log under ``root`` (a log
+    that cannot be read is skipped: the gradebook, not the logs, holds the scores)."""
+    latest: dict[tuple[str, str, str], NotebookGrade] = {}
+    for log in run_logs(root):
+        try:
+            raws = json.loads(log.read_text(encoding="utf-8"))["grades"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        for raw in raws:
+            try:
+                grade = _grade_from(raw)
+            except (TypeError, KeyError, AttributeError):
+                continue
+            latest[(grade.student, grade.chapter, grade.notebook)] = grade
+    return latest
+
+
+def _grade_from(raw: dict) -> NotebookGrade:
+    grade = NotebookGrade(**{k: v for k, v in raw.items() if k not in ("score", "max_score", "cells")})
+    grade.cells = [CellGrade(**c) for c in raw["cells"]]
+    return grade
+
+
+def gradebook_cells(db_url: str) -> dict[tuple[str, str, str], dict[str, tuple[float, float, bool]]]:
+    """Each (student, chapter, notebook)'s graded cells: grade_id -> (score, max score, set by hand), the
+    score as nbgrader counts it (a manual score wins over the automatic one)."""
+    found = {}
+    with open_gradebook(db_url) as gradebook:
+        for assignment in gradebook.assignments:
+            for submission in assignment.submissions:
+                for notebook in submission.notebooks:
+                    found[(submission.student.id, assignment.name, notebook.name)] = {
+                        g.name: (float(g.score), float(g.max_score), g.manual_score is not None)
+                        for g in notebook.grades if g.max_score > 0}
+    return found
 
 
 def gradebook_rows(db_url: str) -> list[dict]:
@@ -83,26 +140,37 @@ def gradescope_results(grade: NotebookGrade) -> dict:
     return result
 
 
-def export_gradescope(results_json: Path, out: Path) -> tuple[int, list[str]]:
-    """One ``<student>/<chapter>/results.json`` per graded notebook; returns how many were written and
-    a ``grader error: ...`` line per notebook that could not be (the others are still written)."""
-    data = json.loads(results_json.read_text(encoding="utf-8"))
+def from_gradebook(key: tuple[str, str, str], cells: dict[str, tuple[float, float, bool]],
+                   logged: NotebookGrade | None) -> NotebookGrade:
+    """A notebook's grade with the gradebook's scores and the latest run log's reasons: a cell scored by
+    hand says so instead of the automatic reason."""
+    student, chapter, notebook = key
+    why = {c.grade_id: c.why for c in logged.cells} if logged else {}
+    grade = NotebookGrade(student, chapter, notebook, logged.status if logged else "graded",
+                          logged.error if logged else "")
+    grade.cells = [CellGrade(grade_id, points, score, "score set by the instructor" if manual else why.get(grade_id, ""))
+                   for grade_id, (score, points, manual) in cells.items()]
+    return grade
+
+
+def export_gradescope(db_url: str, root: Path, out: Path) -> tuple[int, list[str]]:
+    """One ``<student>/<chapter>/results.json`` per notebook in the gradebook (its scores, manual ones included;
+    the reasons from the run logs under ``root``); returns how many were written and a ``grader error: ...``
+    line per notebook that could not be (the others are still written)."""
+    logged = logged_grades(root)
     count, errors = 0, []
-    for raw in data["grades"]:
+    for key, cells in sorted(gradebook_cells(db_url).items()):
         try:
-            write_gradescope(raw, out)
+            write_gradescope(from_gradebook(key, cells, logged.get(key)), out)
             count += 1
         except Exception as err:  # noqa: BLE001 - one notebook's export failing leaves the others
-            who = "/".join(plain(str(raw.get(k, "?")), 60) for k in ("student", "chapter", "notebook")) \
-                if isinstance(raw, dict) else "?"
+            who = "/".join(plain(str(k), 60) for k in key)
             errors.append(f"grader error: Gradescope export of {who} failed ({plain(f'{type(err).__name__}: {err}')})")
     return count, errors
 
 
-def write_gradescope(raw: dict, out: Path) -> Path:
-    """Write one grade of results.json as Gradescope's results.json; refuses names unfit for a path."""
-    grade = NotebookGrade(**{k: v for k, v in raw.items() if k not in ("score", "max_score", "cells")})
-    grade.cells = [CellGrade(**c) for c in raw["cells"]]
+def write_gradescope(grade: NotebookGrade, out: Path) -> Path:
+    """Write one grade as Gradescope's results.json; refuses names unfit for a path."""
     if not (SAFE_NAME.match(grade.student) and SAFE_NAME.match(grade.chapter)):
         raise ValueError("student or chapter name unfit for a folder name")
     folder = out / grade.student / grade.chapter

@@ -56,4 +56,4 @@ class Batch:
 
     grades: list[NotebookGrade]
     isolation: list[str]
-    salt: int
+    salts: dict[str, int]  # each chapter's salt (graders.salts)

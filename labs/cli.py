@@ -114,7 +114,10 @@ def _print_written(written: list[Path]) -> None:
 
 @app.command()
 def lint(paths: PathsArg = None,
-         fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False) -> None:
+         fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False,
+         learner_rules: Annotated[bool, typer.Option("--learner-rules", help="also: each lesson fits one sitting, "
+                                                     "each lab uses only torch names a lesson showed "
+                                                     "(docs/authoring.md)")] = False) -> None:
     """Check notebooks against the course conventions; print file:cell: message per problem."""
     from labs import lint as rules
     from labs.notebooks import BadInput, discover
@@ -125,7 +128,7 @@ def lint(paths: PathsArg = None,
         fail(str(err))
     for line in rules.fix_all(notebooks) if fix else []:
         console.print(line)
-    problems = rules.lint(notebooks)
+    problems = rules.lint(notebooks, learner_rules)
     for problem in problems:
         console.print(str(problem), soft_wrap=True)
     console.print(f"{len(notebooks)} notebooks, {len(problems)} problems")
@@ -346,8 +349,8 @@ def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to coll
                                               [p.name for p in coursedir.labs_in(folder)], check_owner=owner_check)
         except RuntimeError as err:
             fail(str(err))
-        for name, owner in sorted(found.refused.items()):
-            console.print(f"refused {name}: submitted by {owner}, not by the student it names", style="red")
+        for name, why in sorted(found.refused.items()):
+            console.print(f"refused {name}: {why}", style="red", markup=False)
         for student, path in found.folders.items():
             console.print(f"collected {student}/{folder.name}: {path}")
         console.print(f"{len(found.folders)} submissions of {folder.name} in {root / 'submitted'} "
@@ -370,6 +373,8 @@ def grade(
     vetting: Annotated[bool, typer.Option("--vetting/--no-vetting", help="--no-vetting: run solution cells without "
                                           "reading them first, the sandbox the only layer (to test the sandbox; "
                                           "never for a class)")] = True,
+    salts: Annotated[Path | None, typer.Option(help="folder of the class's salts, one per chapter, made on first "
+                                               "grading (default: ROOT/salts; shards of one class share one)")] = None,
 ) -> None:
     """Grade submissions in sandboxes; scores go to the nbgrader gradebook."""
     try:
@@ -397,7 +402,7 @@ def grade(
                           style="yellow")
     request = GradeRequest(submissions, chapter, course_dir, root, db, jobs,
                            Limits(wall_seconds=timeout, cpu_seconds=cpu, memory_bytes=memory_bytes), shard_spec, report,
-                           vetting)
+                           vetting, salts)
     lock = threading.Lock()
     with Progress(TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err_console, disable=not err_console.is_terminal) as progress:
@@ -413,6 +418,27 @@ def grade(
             fail(str(err))
     print_grade_run(run)
     raise typer.Exit(0 if run.complete else 1)
+
+
+@app.command()
+def salt(chapter: Annotated[str, typer.Argument(help="the chapter whose salt to show or rotate, e.g. 02_tensors")],
+         root: RootOpt = defaults.GRADING_ROOT,
+         salts: Annotated[Path | None, typer.Option(help="folder of the class's salts (default: ROOT/salts)")] = None,
+         rotate: Annotated[bool, typer.Option("--rotate", help="make a new salt: every later run draws new "
+                                              "inputs (recorded in the folder's rotations.log)")] = False) -> None:
+    """Show a chapter's salt fingerprint, or rotate the salt (the inputs every grading of the chapter draws)."""
+    from graders import salts as class_salts
+
+    folder = salts or class_salts.salts_folder(root)
+    try:
+        if rotate:
+            old, new = class_salts.rotate(folder, chapter)
+            was = class_salts.fingerprint(old) if old is not None else "none"
+            console.print(f"{chapter}: salt rotated ({was} -> {class_salts.fingerprint(new)}); later runs draw new inputs")
+        else:
+            console.print(f"{chapter}: salt {class_salts.fingerprint(class_salts.chapter_salt(folder, chapter))}")
+    except (OSError, ValueError) as err:
+        fail(f"{folder}: {err}")
 
 
 @app.command()
@@ -457,7 +483,7 @@ def export(
     root: RootOpt = defaults.GRADING_ROOT,
     db: DbOpt = None,
 ) -> None:
-    """Export grades: CSV from the gradebook, or Gradescope results.json per submission."""
+    """Export grades from the gradebook: CSV, or Gradescope results.json per submission (manual scores included)."""
     from graders.coursedir import db_url_for
     from graders.reports import export_csv, export_gradescope
 
@@ -468,11 +494,13 @@ def export(
         return
     if format != "gradescope":
         fail(f"--format {format}: expected csv or gradescope")
-    results = root / "reports" / "results.json"
-    if not results.is_file():
-        fail(f"{results}: no grading results (run labs grade first)")
     target = out or root / "gradescope"
-    count, errors = export_gradescope(results, target)
+    try:
+        count, errors = export_gradescope(db_url_for(root, db), root, target)
+    except Exception as err:  # noqa: BLE001 - no gradebook, or one that cannot be read: one line
+        fail(f"gradebook {db_url_for(root, db)}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+    if not count and not errors:
+        fail(f"{db_url_for(root, db)}: no graded notebooks in the gradebook (run labs grade first)")
     _written(f"{count} results.json files under {target}", errors)
 
 

@@ -399,22 +399,6 @@ def test_record_keeps_the_others_when_one_fails(tmp_path: Path, lab) -> None:
         assert score("ben", "test_scale") is None  # rolled back
 
 
-def test_gradescope_export_per_notebook(tmp_path: Path) -> None:
-    good = {"student": "ada", "chapter": CHAPTER, "notebook": "lab_basic", "status": "graded",
-            "cells": [{"grade_id": "test_scale", "points": 2.0, "score": 2.0, "why": ""}]}
-    broken = {"student": "ben", "chapter": CHAPTER, "notebook": "lab_basic", "status": "graded"}
-    escape = dict(good, student="../../etc")
-    (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "results.json").write_text(json.dumps({"grades": [broken, escape, good]}))
-    proc = labs("export", "--format", "gradescope", "--root", str(tmp_path), "--out", str(tmp_path / "gs"))
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "grader error: Gradescope export of ben/fx_basic/lab_basic failed" in proc.stderr
-    assert "grader error: Gradescope export of ../../etc/fx_basic/lab_basic failed" in proc.stderr
-    result = json.loads((tmp_path / "gs" / "ada" / CHAPTER / "results.json").read_text())
-    assert result["score"] == 2.0 and result["output_format"] == "text"
-    assert not (tmp_path / "etc").exists()
-
-
 # --- one batch through `labs grade` and `labs feedback` -------------------------------------------
 
 

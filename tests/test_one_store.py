@@ -1,0 +1,130 @@
+"""One store for every grade: nbgrader's gradebook. The CSV and Gradescope exports and the feedback read it;
+each `labs grade` run leaves its own log (the reasons), never overwriting another run's; a manual score set
+through nbgrader's API shows in every export. The class's salts are kept, so a regrade draws the class's inputs.
+
+The runs here are written by the grading pipeline's own steps (gradebook, autograded copy, run log) from
+grades made in-process: what a sandbox run would produce, without the sandboxes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graders import salts
+from graders.results import Batch, CellGrade, NotebookGrade
+from tests.conftest import FIXTURES, labs
+
+COURSE = FIXTURES / "course"
+FIRST, SECOND = "fx_basic", "fx_second"
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture course with a second chapter (a copy of the first under another name)."""
+    folder = tmp_path_factory.mktemp("course")
+    shutil.copytree(COURSE / FIRST, folder / FIRST)
+    shutil.copytree(COURSE / FIRST, folder / SECOND)
+    return folder
+
+
+def _grade(student: str, chapter: str, scale: float, why: str = "") -> NotebookGrade:
+    cells = [CellGrade("test_scale", 2.0, scale, why), CellGrade("test_relu_grad", 3.0, 3.0)]
+    return NotebookGrade(student, chapter, "lab_basic", "graded", cells=cells)
+
+
+def _run(root: Path, course: Path, chapter: str, grades: list[NotebookGrade]) -> None:
+    """What `labs grade` does after the sandboxes: gradebook, autograded copies, this run's log."""
+    from graders.grading import load_lab
+    from graders.pipeline import _gradebook_ready, keep_books, write_reports
+
+    lab = load_lab(course / chapter / "lab_basic.ipynb")
+    labs_ = {(chapter, "lab_basic"): lab}
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    _gradebook_ready(root, url, labs_, {chapter: [course / chapter / "lab_basic.ipynb"]})
+    batch = Batch(grades, ["test"], {chapter: salts.chapter_salt(salts.salts_folder(root), chapter)})
+    keep_books(root, url, labs_, batch, [])
+    assert not write_reports(batch, root / "reports", root)
+
+
+@pytest.fixture(scope="module")
+def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("grading")
+    _run(root, course, FIRST, [_grade("ada", FIRST, 2.0), _grade("ben", FIRST, 0.0, "hidden check 'scale' failed")])
+    _run(root, course, SECOND, [_grade("ada", SECOND, 0.0, "visible tests failed: NotImplementedError")])
+    return root
+
+
+def _gradescope(root: Path, out: Path) -> dict[tuple[str, str], dict]:
+    proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return {(p.parent.parent.name, p.parent.name): json.loads(p.read_text()) for p in out.glob("*/*/results.json")}
+
+
+def _csv(root: Path, out: Path) -> dict[tuple[str, str], dict]:
+    proc = labs("export", "--format", "csv", "--root", str(root), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    return {(r["student"], r["chapter"]): r for r in csv.DictReader(out.read_text().splitlines())}
+
+
+def test_two_runs_of_two_chapters_both_reach_gradescope(graded: Path, tmp_path: Path) -> None:
+    shown = _gradescope(graded, tmp_path / "gs")
+    assert set(shown) == {("ada", FIRST), ("ben", FIRST), ("ada", SECOND)}
+    assert shown[("ada", FIRST)]["score"] == 5.0 and shown[("ada", SECOND)]["score"] == 3.0
+    why = {t["name"]: t["output"] for t in shown[("ben", FIRST)]["tests"]}
+    assert why["test_scale"] == "hidden check 'scale' failed"
+    assert len(list((graded / "runs").glob("*.json"))) == 2  # each run's log kept
+    assert set(_csv(graded, tmp_path / "grades.csv")) == set(shown)
+
+
+def test_a_manual_score_reaches_csv_gradescope_and_feedback(graded: Path, course: Path, tmp_path: Path) -> None:
+    from graders.nbgrader_course import open_gradebook
+
+    url = f"sqlite:///{graded / 'gradebook.db'}"
+    with open_gradebook(url) as gradebook:
+        gradebook.find_grade("test_scale", "lab_basic", FIRST, "ben").manual_score = 1.5
+        gradebook.db.commit()
+    assert float(_csv(graded, tmp_path / "grades.csv")[("ben", FIRST)]["score"]) == 4.5
+    ben = _gradescope(graded, tmp_path / "gs")[("ben", FIRST)]
+    assert ben["score"] == 4.5
+    assert {t["name"]: t["output"] for t in ben["tests"]}["test_scale"] == "score set by the instructor"
+    proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(graded), "--student", "ben")
+    assert proc.returncode == 0, proc.stderr
+    page = (graded / "feedback" / "ben" / FIRST / "lab_basic.html").read_text()
+    assert "4.5" in page and "/2 points" not in page and "0/2" not in page  # nbgrader's score, none of our own
+
+
+def test_the_class_salt_is_made_once_and_kept(tmp_path: Path) -> None:
+    folder = salts.salts_folder(tmp_path)
+    first = salts.chapter_salt(folder, FIRST)
+    assert salts.chapter_salt(folder, FIRST) == first != salts.chapter_salt(folder, SECOND)
+    assert oct((folder / FIRST).stat().st_mode & 0o777) == "0o600" and oct(folder.stat().st_mode & 0o777) == "0o700"
+    old, new = salts.rotate(folder, FIRST)
+    assert old == first and new != first and salts.chapter_salt(folder, FIRST) == new
+    assert f"{FIRST} {salts.fingerprint(first)} -> {salts.fingerprint(new)}" in (folder / "rotations.log").read_text()
+    with pytest.raises(ValueError, match="not a chapter name"):
+        salts.chapter_salt(folder, "../x")
+
+
+def test_labs_salt_shows_and_rotates(tmp_path: Path) -> None:
+    shown = labs("salt", FIRST, "--root", str(tmp_path))
+    assert shown.returncode == 0 and FIRST in shown.stdout, shown.stderr
+    kept = salts.fingerprint(salts.chapter_salt(salts.salts_folder(tmp_path), FIRST))
+    assert kept in shown.stdout
+    rotated = labs("salt", FIRST, "--root", str(tmp_path), "--rotate")
+    assert rotated.returncode == 0 and f"({kept} -> " in rotated.stdout, rotated.stderr
+
+
+def test_a_name_unfit_for_a_folder_is_refused_and_the_rest_exported(course: Path, tmp_path: Path) -> None:
+    root = tmp_path / "grading"
+    root.mkdir()
+    _run(root, course, FIRST, [_grade("ada", FIRST, 2.0), _grade("../../etc", FIRST, 2.0)])
+    (root / "runs" / "0-broken.json").write_text("{ not json")  # a log that cannot be read: skipped
+    proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(tmp_path / "gs"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"grader error: Gradescope export of ../../etc/{FIRST}/lab_basic failed" in proc.stderr
+    assert json.loads((tmp_path / "gs" / "ada" / FIRST / "results.json").read_text())["score"] == 5.0
+    assert sorted(p.name for p in (tmp_path / "gs").iterdir()) == ["ada"] and not (tmp_path.parent / "etc").exists()
