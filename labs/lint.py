@@ -32,8 +32,9 @@ EXERCISE_TAG, SELF_CHECK_TAG = "exercise", "self-check"
 MIN_EXERCISES = 3
 
 
-def lint(paths: list[Path]) -> list[Problem]:
-    """All problems in the given notebooks, including grade_id clashes within a chapter."""
+def lint(paths: list[Path], learner_rules: bool = False) -> list[Problem]:
+    """All problems in the given notebooks, including grade_id clashes within a chapter; ``learner_rules``
+    adds "one sitting" and "taught before" (docs/authoring.md)."""
     problems: list[Problem] = []
     grade_ids: dict[str, dict[str, tuple[Path, int]]] = defaultdict(dict)
     for path in paths:
@@ -43,6 +44,7 @@ def lint(paths: list[Path]) -> list[Problem]:
             problems.append(Problem(path, None, str(err).removeprefix(f"{path}: ")))
             continue
         problems += lint_notebook(path, nb)
+        problems += _learner_rules(path, nb) if learner_rules else []
         problems += _duplicate_grade_ids(path, nb, grade_ids[str(path.parent)])
     return problems
 
@@ -59,6 +61,18 @@ def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     else:
         problems += _lesson_exercises(path, nb) + lint_rules.apply(lint_rules.LESSON_RULES, path, nb)
     return problems
+
+
+def _learner_rules(path: Path, nb: NotebookNode) -> list[Problem]:
+    """One sitting per lesson; every torch name of a lab's reference solutions taught in a lesson before it."""
+    if not is_lab(path):
+        return lint_rules.apply(lint_rules.LEARNER_LESSON_RULES, path, nb)
+    from labs.lint_taught import taught_before  # imports torch
+
+    try:
+        return taught_before(path, nb)
+    except BadInput as err:  # docs/authoring.md without its list of basics
+        return [Problem(path, None, str(err))]
 
 
 def _parameters_cell(path: Path, nb: NotebookNode) -> list[Problem]:

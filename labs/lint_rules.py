@@ -287,9 +287,34 @@ def self_checks_hide_the_answer(path: Path, nb: NotebookNode) -> list[Problem]:
     return problems
 
 
+MAX_LESSON_CELLS, MAX_LESSON_WORDS = 60, 2000
+
+
+def markdown_words(nb: NotebookNode) -> int:
+    """Words of a notebook's markdown cells, split on whitespace (what a word processor counts)."""
+    return sum(len(cell.source.split()) for cell in nb.cells if cell.cell_type == "markdown")
+
+
+def one_sitting(path: Path, nb: NotebookNode) -> list[Problem]:
+    """A lesson is read in one sitting: at most MAX_LESSON_CELLS cells and MAX_LESSON_WORDS words of markdown."""
+    problems = []
+    if len(nb.cells) > MAX_LESSON_CELLS:
+        problems.append(Problem(path, None, f"{len(nb.cells)} cells, more than one sitting's {MAX_LESSON_CELLS}: "
+                                            "split the lesson along a seam, or move a deep dive out"))
+    words = markdown_words(nb)
+    if words > MAX_LESSON_WORDS:
+        problems.append(Problem(path, None, f"{words:,} words of markdown, more than one sitting's "
+                                            f"{MAX_LESSON_WORDS:,}: split the lesson along a seam, or move a "
+                                            "deep dive out"))
+    return problems
+
+
 NOTEBOOK_RULES = (only_documented_parameters, setup_seeds, title_after_setup, nbgrader_metadata_complete)
 LAB_RULES = (test_cells_locked, test_cells_hidden, exercise_documented, probes_documented)
 LESSON_RULES = (lesson_numbered, myths_refuted, self_checks_hide_the_answer)
+# The learner's rules (docs/authoring.md, "One sitting" and "Taught before"): off by default until the course
+# passes them (`labs lint --learner-rules`); labs/lint.py adds taught_before to the labs' share.
+LEARNER_LESSON_RULES = (one_sitting,)
 
 
 def apply(rules: tuple, path: Path, nb: NotebookNode) -> list[Problem]:
