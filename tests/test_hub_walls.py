@@ -1,0 +1,177 @@
+"""`labs collect` follows no link and never stops for one bad entry (graders/exchange.py), without a hub.
+
+A hand-made exchange (nbgrader's layout: ``EXCHANGE/pytorch-labs/inbound/<student>+<chapter>+<time>+<random>``)
+holds the attacks of issue 48 from a student's side: a notebook that is a link to the instructor's source lab, a
+later "submission" of a classmate that is a link to a folder the classmate owns, a FIFO, malformed names, a
+``timestamp.txt`` that is not a time, a file swapped for a link between the look and the copy. Collect takes each
+student's latest acceptable submission, copies no byte the student could not read themself, names every entry it
+refused, and `labs collect` exits 0. The owner checks (a submission or a file owned by someone other than the
+student it names, the course folder made by a student) chown to other uids: as root (CI is), skipped otherwise.
+tests/test_hub_walls_class.py performs the same attacks from a student's account on a real class.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from graders import exchange
+from tests.conftest import FIXTURES, labs
+
+CHAPTER = "fx_basic"
+LAB = "lab_basic.ipynb"
+SECRET = "### BEGIN SOLUTION\nanswer = 'the instructor's solution'\n### END SOLUTION"
+UIDS = {61001: "ada", 61002: "ben", 61003: "instructor"}  # stand-ins for the class's unix users (root only)
+
+
+def notebook(text: str) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "source": text, "metadata": {}, "outputs": [],
+                                  "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 4})
+
+
+def stamp(minute: int) -> str:
+    return f"2026-12-05 10:{minute:02d}:00.000000 UTC"
+
+
+def submit(inbound: Path, student: str, minute: int, text: str, random: str = "abcdefghijkl") -> Path:
+    """A submission as nbgrader's submit leaves it: the lab, timestamp.txt, submission_secret.txt."""
+    folder = inbound / f"{student}+{CHAPTER}+{stamp(minute)}+{random}"
+    folder.mkdir(parents=True)
+    (folder / LAB).write_text(notebook(text))
+    (folder / "timestamp.txt").write_text(stamp(minute))
+    (folder / "submission_secret.txt").write_text("s3cret")
+    return folder
+
+
+@pytest.fixture
+def class_exchange(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(exchange, its inbound folder, the instructor's course root), and the instructor's source lab beside."""
+    inbound = tmp_path / "exchange" / "pytorch-labs" / "inbound"
+    inbound.mkdir(parents=True)
+    source = tmp_path / "course" / CHAPTER
+    source.mkdir(parents=True)
+    (source / LAB).write_text(notebook(SECRET))
+    return tmp_path / "exchange", inbound, tmp_path / "grading"
+
+
+def everything_under(folder: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def as_users(monkeypatch, mine: str | None = None) -> None:
+    """uids -> the class's names; ``mine``: the name of the uid running the test (its files' owner)."""
+    names = dict(UIDS)
+    if mine:
+        names[os.getuid()] = mine
+    monkeypatch.setattr(exchange, "user_name", lambda uid: names.get(uid, str(uid)))
+
+
+def need_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the owner checks chown to other uids: as root (CI is)")
+
+
+def test_collect_follows_no_link_and_names_what_it_refuses(class_exchange, tmp_path: Path):
+    """Every attack below is refused and named, the owner check off (`labs hub --demo`: one unix user; the next
+    tests check owners); each student's own earlier submission is collected; `labs collect` exits 0 (no class stopped by one student's entry); not a byte of the source reaches the grading."""
+    exchange_root, inbound, grading = class_exchange
+    source = tmp_path / "course" / CHAPTER / LAB
+    submit(inbound, "ada", 1, "ada = 1  # her own")
+    linked = submit(inbound, "ada", 2, "")
+    (linked / LAB).unlink()
+    (linked / LAB).symlink_to(source)  # issue 48 item 3: full marks and the solution
+    ben = submit(inbound, "ben", 1, "ben = 1  # his own")
+    (inbound / f"ben+{CHAPTER}+{stamp(9)}+xxxxxxxxxxxx").symlink_to(ben)  # item 4: a later "ben" that is a link
+    (inbound / f"ada+{CHAPTER}+{stamp(8)}+linkedfolder").symlink_to(source.parent)
+    fifo = submit(inbound, "ada", 3, "ada = 3")
+    (fifo / "timestamp.txt").unlink()
+    os.mkfifo(fifo / "timestamp.txt")  # would hang a copy that opens it blocking
+    bad_time = submit(inbound, "ada", 4, "ada = 4")
+    (bad_time / "timestamp.txt").write_text("not a time")  # would stop nbgrader's collect and feedback
+    (inbound / f"ada+{CHAPTER}+not-a-time+abcdefghijkl").mkdir()  # item 7a: nbgrader's collect exits 2
+    (inbound / f"..+{CHAPTER}+{stamp(5)}+abcdefghijkl").mkdir()  # a student named ".." (a path)
+    (inbound / f"cy+{CHAPTER}+{stamp(5)}+abcdefghijkl").write_text("a file, not a folder")
+
+    result = labs("collect", CHAPTER, "--course", str(FIXTURES / "course"), "--root", str(grading),
+                  "--exchange-root", str(exchange_root), "--no-owner-check")  # one uid here: links still refused
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out
+    assert f"collected ada/{CHAPTER}" in out and f"collected ben/{CHAPTER}" in out, out
+    assert out.count("refused ") == 8, out
+    assert f"refused ada+{CHAPTER}+{stamp(2)}+abcdefghijkl: {LAB} is a link: never followed" in out, out
+    assert f"refused ben+{CHAPTER}+{stamp(9)}+xxxxxxxxxxxx: a link: never followed" in out, out
+    assert "timestamp.txt is not a plain file" in out and "its timestamp.txt is not a time" in out, out
+    assert "its name holds no time" in out and "not a submission's name" in out and "not a folder" in out, out
+    submitted = grading / "submitted"
+    assert json.loads((submitted / "ada" / CHAPTER / LAB).read_text())["cells"][0]["source"] == "ada = 1  # her own"
+    assert json.loads((submitted / "ben" / CHAPTER / LAB).read_text())["cells"][0]["source"] == "ben = 1  # his own"
+    assert "BEGIN SOLUTION" not in everything_under(grading)
+    assert sorted(p.name for p in submitted.iterdir()) == ["ada", "ben"]  # nothing named ".." or outside
+
+
+def test_a_file_swapped_for_a_link_after_the_look_is_not_copied(class_exchange, tmp_path: Path, monkeypatch):
+    """The copy opens each file again without following: a link put in place between survey and copy (a race
+    the student can run against their own submission) is skipped, not followed."""
+    as_users(monkeypatch, mine="ada")
+    _, inbound, grading = class_exchange
+    folder = submit(inbound, "ada", 1, "ada = 1")
+    [found] = exchange.survey(inbound, CHAPTER).latest.values()
+    (folder / LAB).unlink()
+    (folder / LAB).symlink_to(tmp_path / "course" / CHAPTER / LAB)
+    dest = grading / "submitted" / "ada" / CHAPTER
+    skipped = exchange.copy_submission(inbound, found, dest, [LAB, "timestamp.txt"], os.getuid(), 1 << 20)
+    assert skipped == {LAB: "a link: never followed"}
+    assert sorted(p.name for p in dest.iterdir()) == ["timestamp.txt"]
+    assert "BEGIN SOLUTION" not in everything_under(grading)
+
+
+def test_an_exchange_reached_through_a_link_is_refused(class_exchange, tmp_path: Path):
+    exchange_root, inbound, _ = class_exchange
+    (tmp_path / "elsewhere").symlink_to(exchange_root)
+    with pytest.raises(OSError, match="Too many levels of symbolic links"):
+        exchange.open_folder(tmp_path / "elsewhere" / "pytorch-labs" / "inbound")
+
+
+def test_collect_refuses_what_someone_else_owns(class_exchange, tmp_path: Path, monkeypatch):
+    """As root: a "ben" submission made by ada, and ada's submission holding a hard link to a file of the
+    instructor's, are refused; ben's and ada's own are collected."""
+    need_root()
+    as_users(monkeypatch)
+    uid = {name: number for number, name in UIDS.items()}
+    exchange_root, inbound, grading = class_exchange
+
+    def owned(folder: Path, who: str) -> Path:
+        for path in [folder, *folder.iterdir()]:
+            os.chown(path, uid[who], uid[who], follow_symlinks=False)
+        return folder
+
+    owned(submit(inbound, "ben", 1, "ben = 1  # his own"), "ben")
+    owned(submit(inbound, "ben", 5, "ben = 'forged by ada'", random="forgedforged"), "ada")
+    owned(submit(inbound, "ada", 1, "ada = 1  # her own"), "ada")
+    linked = owned(submit(inbound, "ada", 6, "", random="hardlinkedxx"), "ada")
+    source = tmp_path / "course" / CHAPTER / LAB
+    os.chown(source, uid["instructor"], uid["instructor"])
+    (linked / LAB).unlink()
+    os.link(source, linked / LAB)  # what fs.protected_hardlinks=0 would let ada do
+
+    found = exchange.collect(grading, CHAPTER, exchange_root, [LAB])
+    assert sorted(found.folders) == ["ada", "ben"]
+    assert found.refused == {
+        f"ben+{CHAPTER}+{stamp(5)}+forgedforged": "submitted by ada, not by the student it names",
+        f"ada+{CHAPTER}+{stamp(6)}+hardlinkedxx": f"{LAB} belongs to instructor, not to ada"}
+    assert "ben = 1  # his own" in (found.folders["ben"] / LAB).read_text()
+    assert "BEGIN SOLUTION" not in everything_under(grading)
+
+
+def test_a_course_folder_a_student_made_stops_collect_saying_so(class_exchange, monkeypatch):
+    """As root: a course folder in the exchange owned by a student (who could then remove others' submissions)
+    is named as such instead of being trusted."""
+    need_root()
+    as_users(monkeypatch)
+    exchange_root, inbound, grading = class_exchange
+    os.chown(inbound.parent, 61001, 61001)
+    with pytest.raises(RuntimeError, match="course folder belongs to ada, not to the instructor"):
+        exchange.collect(grading, CHAPTER, exchange_root, [LAB])
