@@ -128,3 +128,45 @@ def test_a_name_unfit_for_a_folder_is_refused_and_the_rest_exported(course: Path
     assert f"grader error: Gradescope export of ../../etc/{FIRST}/lab_basic failed" in proc.stderr
     assert json.loads((tmp_path / "gs" / "ada" / FIRST / "results.json").read_text())["score"] == 5.0
     assert sorted(p.name for p in (tmp_path / "gs").iterdir()) == ["ada"] and not (tmp_path.parent / "etc").exists()
+
+
+def _submit(folder: Path, student: str, code: str) -> None:
+    import nbformat
+
+    nb = nbformat.read(COURSE / FIRST / "lab_basic.ipynb", as_version=4)
+    first, *rest = [c for c in nb.cells if c.cell_type == "code" and "### BEGIN SOLUTION" in c.source]
+    first.source = code
+    for cell in rest:
+        cell.source = "# solved above"
+    (folder / student / FIRST).mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / student / FIRST / "lab_basic.ipynb")
+
+
+# Differs from the reference on every case, by an amount that depends on the drawn input: the first differing
+# case (its values) names the inputs the run drew.
+SHIFTED = "def scale(t, factor):\n    return t * factor + 1\n\ndef relu_grad(x):\n    return (x > 0).to(x.dtype) + x\n"
+
+
+@pytest.mark.grading
+def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None:
+    class_, alone, root = tmp_path / "class", tmp_path / "alone", tmp_path / "grading"
+    for student in ("ada", "ben"):
+        _submit(class_, student, SHIFTED)
+    _submit(alone, "ben", SHIFTED)
+
+    def grade(subs: Path) -> dict:
+        proc = labs("grade", str(subs), "--course", str(COURSE), "--chapter", FIRST, "--root", str(root),
+                    "--jobs", "2", timeout=900)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        return json.loads((root / "reports" / "results.json").read_text())
+
+    first, again = grade(class_), grade(alone)
+    assert first["salts"] == again["salts"] and set(first["salts"]) == {FIRST}
+
+    def details(run: dict) -> dict:
+        ben = next(g for g in run["grades"] if g["student"] == "ben")
+        return {c["grade_id"]: c["detail"] for c in ben["cells"]}
+
+    assert all(details(first).values()) and details(first) == details(again)
+    salts.rotate(salts.salts_folder(root), FIRST)
+    assert details(grade(alone)) != details(first)  # a rotated salt draws other inputs
