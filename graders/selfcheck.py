@@ -12,7 +12,7 @@ import json
 import secrets
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import nbformat
@@ -184,12 +184,29 @@ def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
     return root / "release" / chapter_dir.name
 
 
-def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: SolutionFolders, jobs: int) -> list[Verdict]:
-    """Grade every version of one lab against a fresh reference run; one verdict per version."""
-    salt = secrets.randbits(62)
-    reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
+def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: SolutionFolders, jobs: int,
+              salts: int = 1) -> list[Verdict]:
+    """Grade every version of one lab under ``salts`` fresh salts (a reference run each); one verdict per
+    version, which holds only when it held under every salt (else the first salt's under which it failed)."""
     todo = versions(lab, nbformat.read(release / path.name, as_version=4), solution_files(folders.wrong, lab.chapter),
                     solution_files(folders.right, lab.chapter) if folders.right else [])
+    return held_under_every_salt([_check_under_salt(pool, lab, path, todo, jobs) for _ in range(salts)])
+
+
+def held_under_every_salt(rounds: list[list[Verdict]]) -> list[Verdict]:
+    """Each version's verdict over rounds of salts: the first round's, unless a later round failed it (then
+    that round's, its note naming the salt)."""
+    verdicts = rounds[0]
+    for k, again in enumerate(rounds[1:], start=2):
+        verdicts = [first if not first.ok or later.ok else replace(later, note=f"under salt {k} of {len(rounds)}: {later.note}")
+                    for first, later in zip(verdicts, again, strict=True)]
+    return verdicts
+
+
+def _check_under_salt(pool: Pool, lab: Lab, path: Path, todo: list[Version], jobs: int) -> list[Verdict]:
+    """Grade every version against a reference run of one fresh salt."""
+    salt = secrets.randbits(62)
+    reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
 
     def grade(version: Version) -> Verdict:
         graded_lab = focused(lab, version.exercise, version.cut) if version.exercise else lab
@@ -227,7 +244,7 @@ def releases_of(chapter_dirs: list[Path], build_root: Path) -> dict[Path, Path |
 
 
 def check_chapter(pool: Pool, chapter_dir: Path, release: Path | str, folders: SolutionFolders, jobs: int,
-                  standard: Standard) -> ChapterCheck:
+                  standard: Standard, salts: int = 1) -> ChapterCheck:
     """Self-check every lab of one chapter (``release``: its nbgrader release, or why there is none)."""
     result = ChapterCheck(chapter_dir.name)
     if isinstance(release, str):
@@ -239,7 +256,7 @@ def check_chapter(pool: Pool, chapter_dir: Path, release: Path | str, folders: S
             lab = load_lab(path)
             solution_ids |= set(exercise_tests(lab.source))
             result.shortfalls += shortfalls(lab, solution_files(folders.wrong, lab.chapter), standard)
-            result.verdicts += check_lab(pool, lab, path, release, folders, jobs)
+            result.verdicts += check_lab(pool, lab, path, release, folders, jobs, salts)
         for folder in filter(None, (folders.wrong, folders.right)):
             result.shortfalls += stray_solution_files(folder, chapter_dir.name, solution_ids)
     except (RuntimeError, ValueError, OSError, SyntaxError) as err:
@@ -248,20 +265,21 @@ def check_chapter(pool: Pool, chapter_dir: Path, release: Path | str, folders: S
 
 
 def check_chapters(chapter_dirs: list[Path], build_root: Path, folders: SolutionFolders, jobs: int,
-                   standard: Standard = Standard(), sandbox: bool = True) -> list[ChapterCheck]:
+                   standard: Standard = Standard(), sandbox: bool = True, salts: int = 1) -> list[ChapterCheck]:
     """Self-check the chapters with ``jobs`` sandboxes shared by all of them.
 
     ``folders.right``: ``<chapter>/<grade_id>__<slug>.py`` correct solutions other than the source's, each
     of which must earn its exercise's full points (a probe that rejects them is too strict).
     ``sandbox=False`` grades without bubblewrap (jobs keep their own uid, namespaces and limits where
     the kernel allows): a quick try while writing probes, or where bwrap is not installed.
+    ``salts``: grade every version under that many fresh salts; a verdict holds only under all of them.
     """
     labs = [lab for folder in chapter_dirs for p in labs_in(folder) if (lab := _loadable(p))]
     pool = Pool(jobs, Limits(), 1, sandbox, build_root / "logs", warm_modules(labs))
     try:
         releases = releases_of(chapter_dirs, build_root)  # nbgrader works while the sandboxes warm up
         pool.ready()
-        return [check_chapter(pool, folder, releases[folder], folders, jobs, standard) for folder in chapter_dirs]
+        return [check_chapter(pool, folder, releases[folder], folders, jobs, standard, salts) for folder in chapter_dirs]
     finally:
         pool.close()
 

@@ -153,6 +153,8 @@ def run(
     record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
     timings_file: Annotated[Path | None, typer.Option("--timings", help="recorded durations (for --shard)")] = None,
     html: Annotated[bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")] = False,
+    answer_leaks: Annotated[bool, typer.Option("--answer-leaks", help="fail a lesson that shows an exercise's answer "
+                                               "between its heading and the exercise (docs/authoring.md)")] = False,
 ) -> None:
     """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -174,7 +176,7 @@ def run(
     except ValueError as err:
         fail(f"--shard: {err}")
     request = RunRequest(paths or DEFAULT_PATHS, _device(device), smoke, jobs, shard_spec, timeout, report_dir,
-                         timings_file or timings.TIMINGS_FILE, cache_dir)
+                         timings_file or timings.TIMINGS_FILE, cache_dir, answer_leaks)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("notebooks", total=None)
@@ -239,11 +241,13 @@ def check(
                                           "(stale results only; docs/authoring.md)")] = False,
     record: Annotated[bool, typer.Option("--record", help="write each lab's verdicts next to its probes "
                                          "(<lab>.selfcheck.json, what make test checks is current)")] = False,
+    salts: Annotated[int, typer.Option("--salts", help="grade every version under N fresh salts: each verdict "
+                                       "must hold under every one (N times the time)")] = 1,
 ) -> None:
     """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
     folders = _chapters(chapters, course_dir, with_labs=True)
-    if jobs < 1:
-        fail("--jobs must be at least 1")
+    if jobs < 1 or salts < 1:
+        fail("--jobs and --salts must be at least 1")
     if mutants:
         _check_mutants(folders, build, jobs, sandbox)
     # torch and nbgrader load only once the arguments are known to be good
@@ -260,7 +264,7 @@ def check(
                         default.points if min_points is None else min_points,
                         default.wrong_per_exercise if min_wrong is None else min_wrong)
     results = check_chapters(folders, build.resolve(), SolutionFolders.found(wrong_dir, right_dir), jobs, standard,
-                             sandbox)
+                             sandbox, salts)
     for result in results:
         print_chapter_check(result)
     if record:

@@ -26,6 +26,15 @@ def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
 
 
 
+def test_every_verdict_holds_under_several_salts(tmp_path: Path):
+    result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
+                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path), "--salts", "3", *FIXTURE_STANDARD)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1/1 chapters pass the self-check" in result.stdout and "under salt" not in result.stdout
+    refused = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--salts", "0")
+    assert refused.returncode == 2 and "--salts must be at least 1" in refused.stderr
+
+
 def test_unknown_chapter_is_one_line_exit_2():
     result = labs("check", "99_nope", "--course", str(FIXTURES / "course"))
     assert result.returncode == 2
@@ -66,7 +75,7 @@ def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it
 # broken), checked in one run: one pool of sandboxes and one start-up for all of them.
 BROKEN = {
     "fx_raising": ('return [ns["relu_grad"]', 'return [no_such_helper(ns)'),
-    "fx_differs": ('return [ns["relu_grad"](draw.randn(draw.randint(1, 40))) for _ in range(5)]',
+    "fx_differs": ('return [ns["relu_grad"](draw.randn(n)) for n in draw.sizes(0, 40, 5)]',
                    'import time\n    return [{"grad": ns["relu_grad"](draw.randn(3)), "when": time.time_ns()} for _ in range(5)]'),
     "fx_probe_import": ("from graders.probing", "undefined_name\nfrom graders.probing"),
     "fx_cut": ('cases.append([ns["scale"](x, factor), x])', 'cases.append([ns["scale"](x, factor), ns["relu_grad"](x)])'),

@@ -66,3 +66,14 @@ def test_sizes_hold_the_edges_then_draws() -> None:
     assert Draw(1, "p").sizes(0, 100, 9) != Draw(2, "p").sizes(0, 100, 9)
     with pytest.raises(ValueError, match="low 3 > high 2"):
         draw.sizes(3, 2, 1)
+
+
+def test_a_self_check_verdict_holds_only_under_every_salt() -> None:
+    from graders.selfcheck import Verdict, held_under_every_salt
+
+    rounds = [[True, True, False], [True, False, True], [False, False, False]]  # per salt: each version ok?
+    got = held_under_every_salt([[Verdict("lab", f"v{i}", "loses", [], ok, note="" if ok else f"failed {i}")
+                                  for i, ok in enumerate(oks)] for oks in rounds])
+    assert [v.ok for v in got] == [False, False, False]
+    assert [v.note for v in got] == ["under salt 3 of 3: failed 0", "under salt 2 of 3: failed 1", "failed 2"]
+    assert held_under_every_salt([[Verdict("lab", "v", "full", [], True)]])[0].ok
