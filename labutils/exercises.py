@@ -15,13 +15,20 @@ lesson runs top to bottom whatever the student typed, and the lab is where gradi
 
 from __future__ import annotations
 
+import enum
+import hashlib
+import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 Case = tuple[tuple[Any, ...], Any]  # (arguments, expected result)
+# `labs run --answer-leaks` names a file here: each check appends its answer's terms, for labs/run/leaks.py.
+ANSWERS_FILE = "LABS_ANSWERS"
+MIN_TERM = 3
 
 
 class Outcome:
@@ -62,8 +69,50 @@ def same(answer: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> 
         return False
 
 
+def answer_terms(value: Any) -> list[str]:
+    """What of an answer a page could give away: its strings of MIN_TERM+ characters and its names (a class
+    or function by ``__name__``, a dtype as ``float16``, an enum member by name), through containers.
+    Numbers and booleans give nothing: a page is full of them."""
+    if isinstance(value, str):
+        return [value.strip()] if len(value.strip()) >= MIN_TERM else []
+    if isinstance(value, dict):
+        return answer_terms(list(value.keys())) + answer_terms(list(value.values()))
+    if isinstance(value, list | tuple | set | frozenset):
+        return [term for item in value for term in answer_terms(item)]
+    if isinstance(value, enum.Enum):
+        return answer_terms(value.name)
+    if isinstance(value, torch.dtype | torch.device):
+        return answer_terms(str(value).removeprefix("torch."))
+    name = getattr(value, "__name__", None) if callable(value) or isinstance(value, type(os)) else None
+    return answer_terms(name) if isinstance(name, str) else []
+
+
+def cell_key(source: str) -> str:
+    """What identifies a cell's source in the answers file and in the executed notebook."""
+    return hashlib.sha256(source.strip().encode()).hexdigest()[:16]
+
+
+def record_answer(name: str, expected: Any) -> None:
+    """Append the answer's terms to the file ``$LABS_ANSWERS`` names, with the key of the running cell's
+    source (only under `labs run --answer-leaks`, in IPython; nothing otherwise)."""
+    path = os.environ.get(ANSWERS_FILE)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency of the student's set
+        return
+    shell = get_ipython()
+    if not path or shell is None:
+        return
+    history = getattr(shell, "history_manager", None)
+    running = history.input_hist_raw[-1] if history is not None and history.input_hist_raw else ""
+    line = {"cell": cell_key(running), "name": name, "terms": sorted(set(answer_terms(expected)))}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
+
+
 def check(name: str, answer: Any, expected: Any, why: str) -> Outcome:
     """Print whether ``answer`` matches what the experiment found (``expected``), and why; truthy if right."""
+    record_answer(name, expected)
     if unanswered(answer):
         print(f"[{name}] not answered yet: replace the ... in the exercise cell, then run this cell again.")
         return Outcome(False)
@@ -76,6 +125,7 @@ def check(name: str, answer: Any, expected: Any, why: str) -> Outcome:
 
 def check_function(name: str, fn: Callable[..., Any], cases: Sequence[Case], why: str) -> Outcome:
     """Run the student's ``fn`` on each ``(args, expected)`` case and print the first miss, or right."""
+    record_answer(name, [expected for _, expected in cases])
     for args, expected in cases:
         try:
             got = fn(*args)

@@ -14,10 +14,12 @@ import papermill
 from nbclient.exceptions import DeadKernelError
 from papermill.exceptions import PapermillExecutionError
 
+from graders.coursedir import is_lab
 from labs.notebooks import parameters
 from labs.run import skips
 from labs.run.kernels import WarmKernel
 
+ANSWERS_FILE = "LABS_ANSWERS"  # labutils.exercises.ANSWERS_FILE: the kernel need not import labutils here
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -31,6 +33,12 @@ class RunSpec:
     device: str
     smoke: bool
     timeout: float
+    answer_leaks: bool = False  # a lesson fails when an exercise's answer is on the page before it (leaks.py)
+
+    @property
+    def answers_file(self) -> Path:
+        """Where the lesson's checks record their answers (``$LABS_ANSWERS``) when answer leaks are read."""
+        return self.workdir / "answers.jsonl"
 
 
 @dataclass
@@ -71,8 +79,10 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
     failure: tuple[int | None, str] | None = None
     extra: dict = {}
     start = time.perf_counter()
+    if spec.answer_leaks:
+        spec.answers_file.unlink(missing_ok=True)
     try:
-        kernel.ready(spec.workdir)
+        kernel.ready(spec.workdir, environ={ANSWERS_FILE: str(spec.answers_file)} if spec.answer_leaks else None)
         start = time.perf_counter()
         watchdog.start()
         papermill.execute_notebook(
@@ -94,7 +104,24 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
     if failure is None or failure[1] != "kernel died":
         extra = kernel.postlude()
     kernel.shutdown()
-    return _classify(spec, seconds, failure, timed_out.is_set(), rss, extra)
+    result = _classify(spec, seconds, failure, timed_out.is_set(), rss, extra)
+    if spec.answer_leaks and result.passed and not is_lab(spec.notebook):
+        _read_leaks(spec, result)
+    return result
+
+
+def _read_leaks(spec: RunSpec, result: NotebookResult) -> None:
+    """Fail ``result`` when an exercise's answer was on the page before the prediction."""
+    from labs.run import leaks  # labutils.exercises: torch
+
+    try:
+        found = leaks.leaks_in(spec.output, spec.answers_file)
+    except ValueError as err:
+        result.status, result.error = "failed", f"answer leaks not read: {err}"
+        return
+    if found:
+        result.status, result.cell = "failed", _source_index(found[0].exercise)
+        result.error = "; ".join(leak.message(_source_index) for leak in found)
 
 
 def _classify(spec: RunSpec, seconds: float, failure: tuple[int | None, str] | None, timed_out: bool,

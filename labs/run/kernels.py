@@ -60,10 +60,11 @@ class WarmKernel:
         """Whether the kernel was forked from the zygote (False: started cold)."""
         return isinstance(getattr(self.manager.provisioner, "process", None), ForkedChild)
 
-    def ready(self, cwd: Path, timeout: float = 120) -> None:
-        """Wait for the prelude, then move the kernel into the notebook's working folder."""
+    def ready(self, cwd: Path, timeout: float = 120, environ: dict[str, str] | None = None) -> None:
+        """Wait for the prelude, then move the kernel into the notebook's working folder (and set ``environ``)."""
         _wait_reply(self.client, self.prelude_id, timeout)
-        _wait_reply(self.client, self.client.execute(f"import os; os.chdir({str(cwd)!r})", silent=True), 30)
+        code = f"import os; os.chdir({str(cwd)!r}); os.environ.update({dict(environ or {})!r})"
+        _wait_reply(self.client, self.client.execute(code, silent=True), 30)
 
     def peak_rss_bytes(self) -> int | None:
         """High-water RSS of the kernel process (VmHWM), read from outside the kernel."""

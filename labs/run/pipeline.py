@@ -26,6 +26,7 @@ class RunRequest:
     report_dir: Path = REPORT_DIR
     timings_file: Path = timings.TIMINGS_FILE
     cache_dir: Path = KERNEL_CACHE  # the kernels' caches (inductor, matplotlib), shared by every run
+    answer_leaks: bool = False  # a lesson fails when an exercise's answer is on the page before it (leaks.py)
 
 
 def display_name(path: Path) -> str:
@@ -58,7 +59,8 @@ def run_specs(request: RunRequest, names: list[str]) -> list[RunSpec]:
     """One papermill run per notebook, its output and working folder under the report folder."""
     root = request.report_dir.resolve()
     return [RunSpec(notebook=Path(n), output=root / "notebooks" / n.lstrip("/"), workdir=root / "work" / n.lstrip("/"),
-                    device=request.device, smoke=request.smoke, timeout=request.timeout) for n in names]
+                    device=request.device, smoke=request.smoke, timeout=request.timeout,
+                    answer_leaks=request.answer_leaks) for n in names]
 
 
 def execute_all(request: RunRequest, specs: list[RunSpec]) -> Iterator[NotebookResult]:
