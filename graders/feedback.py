@@ -209,3 +209,38 @@ def feedback_for_chapters(root: Path, db_url: str, chapters: list[str], student:
             raise FeedbackError(plain(str(err) or type(err).__name__, 300)) from None
         files, errors = files + done, errors + failed
     return files, errors
+
+
+def shard_roots(root: Path) -> list[Path]:
+    """``root`` and the grading roots of its shards: its subfolders holding autograded notebooks (a class
+    graded in shards, ``labs grade --shard i/N --root ROOT/shard-i``, each into the one shared gradebook)."""
+    shards = sorted(p for p in root.iterdir() if p.is_dir() and (p / "autograded").is_dir()) if root.is_dir() else []
+    return [root, *shards]
+
+
+def feedback_for_class(root: Path, db_url: str, chapters: list[str], student: str | None = None
+                       ) -> tuple[list[Path], list[str]]:
+    """:func:`feedback_for_chapters` for ``root`` and each of its shards' roots, every page gathered under
+    ``root/feedback/<student>/<chapter>/``; FeedbackError when none of them has graded anything."""
+    files: list[Path] = []
+    errors: list[str] = []
+    graded_somewhere = False
+    for shard in shard_roots(root):
+        try:
+            done, failed = feedback_for_chapters(shard, db_url, chapters, student)
+        except FeedbackError:
+            continue
+        graded_somewhere = True
+        errors += failed
+        files += done if shard == root else [_gathered(shard, root, page) for page in done]
+    if not graded_somewhere:
+        raise FeedbackError(f"{root / 'autograded'}: nothing graded yet (run labs grade first)")
+    return files, errors
+
+
+def _gathered(shard: Path, root: Path, page: Path) -> Path:
+    """A shard's feedback page copied to the same place under ``root/feedback``."""
+    target = root / "feedback" / page.relative_to(shard / "feedback")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(page.read_bytes())
+    return target

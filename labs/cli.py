@@ -445,6 +445,28 @@ def salt(chapter: Annotated[str, typer.Argument(help="the chapter whose salt to 
         fail(f"{folder}: {err}")
 
 
+@app.command("check-lab")
+def check_lab(
+    notebook: Annotated[Path, typer.Argument(help="your lab, e.g. student/03_modules/lab_modules.ipynb")],
+    course_dir: CourseOpt = defaults.COURSE,
+    timeout: Annotated[float, typer.Option(help="wall-clock seconds for your notebook")] = 300,
+) -> None:
+    """Self-learners: grade your lab with the hidden checks, in the sandbox, and see what a graded student sees."""
+    from graders.pipeline import BadRequest
+    from labs.check_lab import NotALab, print_lab_check
+    from labs.check_lab import check_lab as grade_alone
+
+    if timeout <= 0:
+        fail("--timeout must be positive")
+    _quiet_nbgrader()
+    try:
+        result = grade_alone(notebook, course_dir, defaults.BUILD, timeout)
+    except (NotALab, BadRequest) as err:
+        fail(str(err))
+    print_lab_check(result)
+    raise typer.Exit(0 if result.status == "graded" and result.score == result.max_score else 1)
+
+
 @app.command()
 def feedback(chapter: ChapterOpt = None,
              student: Annotated[str | None, typer.Option(help="one student (default: all graded)")] = None,
@@ -452,14 +474,14 @@ def feedback(chapter: ChapterOpt = None,
              release_to: Annotated[bool, typer.Option("--release", help="also hand it back through the exchange "
                                                       "(students fetch it in the Assignments tab)")] = False,
              exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
-    """Render nbgrader feedback (HTML) for graded submissions: scores and why, no hidden tests."""
+    """Render nbgrader feedback (HTML) for graded submissions, shards' roots under ROOT included: scores and why."""
     from graders import exchange as nbgrader_exchange
     from graders.coursedir import db_url_for
-    from graders.feedback import FeedbackError, feedback_for_chapters
+    from graders.feedback import FeedbackError, feedback_for_class
 
     folders = _chapters(chapter, course_dir)
     try:
-        files, errors = feedback_for_chapters(root.resolve(), db_url_for(root, db), [f.name for f in folders], student)
+        files, errors = feedback_for_class(root.resolve(), db_url_for(root, db), [f.name for f in folders], student)
     except FeedbackError as err:
         fail(str(err))
     for folder in folders if release_to else []:  # some student's feedback may have failed: the others go

@@ -36,14 +36,14 @@ def _grade(student: str, chapter: str, scale: float, why: str = "") -> NotebookG
     return NotebookGrade(student, chapter, "lab_basic", "graded", cells=cells)
 
 
-def _run(root: Path, course: Path, chapter: str, grades: list[NotebookGrade]) -> None:
+def _run(root: Path, course: Path, chapter: str, grades: list[NotebookGrade], url: str = "") -> None:
     """What `labs grade` does after the sandboxes: gradebook, autograded copies, this run's log."""
     from graders.grading import load_lab
     from graders.pipeline import _gradebook_ready, keep_books, write_reports
 
     lab = load_lab(course / chapter / "lab_basic.ipynb")
     labs_ = {(chapter, "lab_basic"): lab}
-    url = f"sqlite:///{root / 'gradebook.db'}"
+    url = url or f"sqlite:///{root / 'gradebook.db'}"
     _gradebook_ready(root, url, labs_, {chapter: [course / chapter / "lab_basic.ipynb"]})
     batch = Batch(grades, ["test"], {chapter: salts.chapter_salt(salts.salts_folder(root), chapter)})
     keep_books(root, url, labs_, batch, [])
@@ -128,6 +128,22 @@ def test_a_name_unfit_for_a_folder_is_refused_and_the_rest_exported(course: Path
     assert f"grader error: Gradescope export of ../../etc/{FIRST}/lab_basic failed" in proc.stderr
     assert json.loads((tmp_path / "gs" / "ada" / FIRST / "results.json").read_text())["score"] == 5.0
     assert sorted(p.name for p in (tmp_path / "gs").iterdir()) == ["ada"] and not (tmp_path.parent / "etc").exists()
+
+
+def test_a_class_graded_in_shards_gets_every_feedback_and_export_from_one_command(course: Path, tmp_path: Path) -> None:
+    root = tmp_path / "grading"
+    url = f"sqlite:///{tmp_path / 'shared.db'}"  # the one gradebook the shards share (PostgreSQL on a cluster)
+    for shard, student in (("shard-1", "ada"), ("shard-2", "ben")):
+        (root / shard).mkdir(parents=True)
+        _run(root / shard, course, FIRST, [_grade(student, FIRST, 0.0, f"why {student}")], url)
+    proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root), "--db", url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    pages = {p.parent.parent.name: p.read_text() for p in (root / "feedback").glob(f"*/{FIRST}/lab_basic.html")}
+    assert set(pages) == {"ada", "ben"} and "why ben" in pages["ben"] and "why ada" not in pages["ben"]
+    out = tmp_path / "gs"
+    assert labs("export", "--format", "gradescope", "--root", str(root), "--db", url, "--out", str(out)).returncode == 0
+    whys = {p.parent.parent.name: json.loads(p.read_text())["tests"][0]["output"] for p in out.glob("*/*/results.json")}
+    assert whys == {"ada": "why ada", "ben": "why ben"}
 
 
 def _submit(folder: Path, student: str, code: str) -> None:

@@ -245,6 +245,20 @@ def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
 
 @pytest.mark.grading
 @pytest.mark.slurm
+def test_one_command_gives_every_students_feedback_and_the_shards_share_the_salt(class_on_cluster: dict) -> None:
+    reports, url = class_on_cluster["reports"], class_on_cluster["url"]
+    fingerprints = {json.dumps(json.loads((reports / f"shard-{i}" / "results.json").read_text())["salts"])
+                    for i in range(1, TASKS + 1)}
+    assert len(fingerprints) == 1, fingerprints  # every task drew the class's inputs
+    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", "fx_basic", "--db", url,
+                "--root", str(reports / "root"))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    pages = {p.parent.parent.name for p in (reports / "root" / "feedback").glob("*/fx_basic/lab_basic.html")}
+    assert pages == set(class_on_cluster["expected"])
+
+
+@pytest.mark.grading
+@pytest.mark.slurm
 def test_sandboxes_nest_in_slurms_cgroup(class_on_cluster: dict) -> None:
     for text in class_on_cluster["outputs"].values():
         isolation = next(line for line in text.splitlines() if line.startswith("isolation:"))
