@@ -73,15 +73,31 @@ def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
         a.is_floating_point() and torch.equal(a.nan_to_num(), b.nan_to_num()) and torch.equal(a.isnan(), b.isnan())))
 
 
-def _facts(value: Any) -> Any:
-    """What can change of an argument, as values to compare after the call."""
+def _facts(value: Any, depth: int = 0) -> Any:
+    """What can change of an argument, as values to compare after the call: a tensor's values,
+    ``requires_grad`` and ``.grad``; a module's mode, parameters (values, ``.grad``, which objects) and
+    buffers; a list's, tuple's or dict's items (which objects) and, one level down, what can change of each."""
     if isinstance(value, torch.Tensor):
         return ("tensor", *_tensor_facts(value))
     if isinstance(value, torch.nn.Module):
-        return ("module", value.training, [p.detach().clone() for p in value.parameters()])
-    if type(value) in (list, dict):
-        return (type(value).__name__, list(value.items()) if isinstance(value, dict) else list(value))
+        params = list(value.named_parameters())
+        return ("module", value.training, [p.detach().clone() for _, p in params],
+                [None if p.grad is None else p.grad.detach().clone() for _, p in params],
+                [(name, id(p)) for name, p in params], [b.detach().clone() for b in value.buffers()])
+    if type(value) in (list, tuple, dict):
+        keys, items = _items(value)
+        return (type(value).__name__, keys, items, [_facts(v, depth + 1) if depth == 0 else None for v in items])
     return None
+
+
+def _items(value: list | tuple | dict) -> tuple[list, list]:
+    """A container's keys (its indices for a list or tuple) and items."""
+    return (list(value), list(value.values())) if isinstance(value, dict) else (list(range(len(value))), list(value))
+
+
+def _same_tensors(old: list, new: list) -> bool:
+    return len(old) == len(new) and all(
+        (a is None) == (b is None) and (a is None or _same_tensor(a, b)) for a, b in zip(old, new, strict=True))
 
 
 def _changes(before: Any, value: Any) -> list[str]:
@@ -97,14 +113,21 @@ def _changes(before: Any, value: Any) -> list[str]:
             (".grad", (grad is None) != (new_grad is None) or (grad is not None and not _same_tensor(grad, new_grad))))
             if changed]
     if kind == "module":
-        training, params = old
-        now = [p.detach() for p in value.parameters()]
+        training, params, grads, identities, buffers = old
+        now = list(value.named_parameters())
         return [what for what, changed in (
             ("train/eval mode", training != value.training),
-            ("parameters", len(now) != len(params) or any(not _same_tensor(a, b) for a, b in zip(params, now, strict=False))))
+            ("parameters", not _same_tensors(params, [p.detach() for _, p in now])),
+            ("parameters' .grad", not _same_tensors(grads, [None if p.grad is None else p.grad.detach() for _, p in now])),
+            ("which parameter objects", identities != [(name, id(p)) for name, p in now]),
+            ("buffers", not _same_tensors(buffers, [b.detach() for b in value.buffers()])))
             if changed]
-    items = list(value.items()) if isinstance(value, dict) else list(value)
-    return ["items"] if len(items) != len(old[0]) or any(a is not b for a, b in zip(old[0], items, strict=True)) else []
+    keys_before, items_before, inner = old
+    keys, items = _items(value)
+    if keys != keys_before or any(a is not b for a, b in zip(items_before, items, strict=True)):
+        return ["items"]
+    return [f"item {key}: {what}" for key, facts, item in zip(keys, inner, items, strict=True)
+            for what in _changes(facts, item)]
 
 
 @dataclass

@@ -118,3 +118,39 @@ def test_every_global_a_call_may_leave_changed_is_seen() -> None:
             ns["undo"]()
         assert record.plain()["effects"] == [[0, "f", [f"{what} left changed"]]], what
         assert {name: read() for name, read in GLOBALS.items() if name != "random generators"} == before, what
+
+
+def _effects(code: str, probe) -> list:
+    return run_probe(Probe("test_x", probe), _notebook(code), salt=1)["contracts"]["effects"]
+
+
+def test_tensors_inside_a_list_or_dict_are_watched() -> None:
+    def probe(ns: dict, draw) -> list:
+        batches = [torch.ones(2), torch.ones(3)]
+        named = {"a": torch.ones(2)}
+        return [ns["total"](batches), ns["first"](named), ns["total"](batches)]
+
+    honest = "def total(xs):\n    return sum(x.sum() for x in xs)\n\ndef first(d):\n    return d['a'] * 2\n"
+    sloppy = ("def total(xs):\n    xs[1].mul_(2)\n    return sum(x.sum() for x in xs)\n\n"
+              "def first(d):\n    return d['a'].add_(1)\n")
+    assert _effects(honest, probe) == []
+    assert _effects(sloppy, probe) == [[0, "total", ["xs: item 1: values"]], [1, "first", ["d: item a: values"]],
+                                       [2, "total", ["xs: item 1: values"]]]
+
+
+def test_a_modules_mode_parameters_grads_identity_and_buffers_are_watched() -> None:
+    def probe(ns: dict, draw) -> list:
+        out = []
+        for name in ("honest", "eval_left", "grad_set", "swapped", "stats"):
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2)).train()
+            out.append(ns[name](model, torch.ones(3, 2)))
+        return out
+
+    code = ("def honest(m, x):\n    with torch.no_grad():\n        return m[0](x)\n\n"
+            "def eval_left(m, x):\n    m.eval()\n    return m[0](x)\n\n"
+            "def grad_set(m, x):\n    m[0](x).sum().backward()\n    return x\n\n"
+            "def swapped(m, x):\n    m[0].bias = torch.nn.Parameter(m[0].bias.detach().clone())\n    return x\n\n"
+            "def stats(m, x):\n    with torch.no_grad():\n        return m(x)\n")
+    assert _effects(code, probe) == [[1, "eval_left", ["m: train/eval mode"]], [2, "grad_set", ["m: parameters' .grad"]],
+                                     [3, "swapped", ["m: which parameter objects"]], [4, "stats", ["m: buffers"]]]
