@@ -2,8 +2,9 @@
 
 A probe calls the student's functions through :class:`Watched`, the notebook namespace whose functions
 come back wrapped. Each call records its side effects: which of its arguments it changed (a tensor's
-values, ``requires_grad`` or ``.grad``; a module's parameters or train/eval mode; a list's or dict's
-items) and which global state it left changed (grad mode, inference mode, anomaly mode, default
+values, ``requires_grad`` or ``.grad``; a module's train/eval mode, parameters, their ``.grad``, which
+parameter objects it holds, and its buffers; a list's, tuple's or dict's items, and what changed of each of
+them) and which global state it left changed (grad mode, inference mode, anomaly mode, default
 dtype and device, float32 matmul precision, deterministic algorithms, cuDNN flags, CPU and CUDA autocast,
 and the torch, NumPy and ``random`` generators). The record travels back beside the probe's observation, and
 the grader compares it with the reference's, call by call, like any observation: nothing here knows what is
