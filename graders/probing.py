@@ -48,6 +48,7 @@ class Probe:
     forbid: tuple[str, ...] = ()  # names the exercise's solution must not mention (graders.vetting), checked before it runs
     iterative: bool = False  # no function of the solution may call itself (graders.vetting), checked before it runs
     contracts: bool = True  # the notebook's functions reach the probe watched (graders.contracts)
+    clauses: tuple[tuple[str, str], ...] = ()  # (clause of the exercise's statement, the case that checks it)
 
     @property
     def description(self) -> str:
@@ -61,7 +62,8 @@ _registry: dict[str, Probe] = {}
 
 def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None,
           partial_step: float | None = None, forbid: tuple[str, ...] = (),
-          iterative: bool = False, contracts: bool = True) -> Callable[[ProbeFn], ProbeFn]:
+          iterative: bool = False, contracts: bool = True,
+          clauses: dict[str, str] | None = None) -> Callable[[ProbeFn], ProbeFn]:
     """Register ``fn`` as the probe of the graded test cell ``grade_id``.
 
     ``forbid``: identifiers (``"transpose"``, ``"broadcast_shapes"``, ``"torch"``) the exercise's solution,
@@ -70,6 +72,11 @@ def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None
     ``iterative``: no function of the solution may call itself, even through others (and
     ``forbidden(recursion=True)`` where it runs). ``contracts=False``: the probe gets the notebook's
     functions unwatched (one that ships them to other processes by source).
+
+    ``clauses``: each clause of the exercise's statement (what to return, in place or not, modes, shapes,
+    dtypes, what must stay unchanged) and the case that checks it: text of the probe's own code (``"draw.sizes(0"``,
+    ``"eval()"``) or ``"contracts"`` (side effects, compared by :mod:`graders.contracts`); `labs lint` fails on a
+    probe that lists none, or names a case its code does not have.
 
     By default a cell earns its points only when every case matches. ``partial_step=1`` gives points in
     proportion to the matched cases, rounded down to whole points (0.5: to half points), so a cell with
@@ -80,7 +87,7 @@ def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None
 
     def register(fn: ProbeFn) -> ProbeFn:
         _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid), iterative,
-                                    contracts)
+                                    contracts, tuple((clauses or {}).items()))
         return fn
 
     return register

@@ -176,7 +176,8 @@ def test_labs_grade_names_a_probe_file_with_a_syntax_error(tmp_path: Path):
     probes.write_text(probes.read_text().replace("def scale(", "def scale(("))
     result = labs("grade", str(tmp_path / "nothing"), "--course", str(course), "--root", str(tmp_path / "g"))
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
-    assert f"{probes}:7: the probe file does not import: SyntaxError" in " ".join(result.stderr.split())
+    line = next(n for n, text in enumerate(probes.read_text().splitlines(), 1) if "def scale((" in text)
+    assert f"{probes}:{line}: the probe file does not import: SyntaxError" in " ".join(result.stderr.split())
 
 
 def test_other_right_solutions_must_earn_full_marks(broken_labs):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def _mutated(tmp_path: Path, change) -> Path:
 def test_lab_needs_a_probe_per_graded_cell(tmp_path: Path):
     path = _mutated(tmp_path, lambda nb: None)
     probes = tmp_path / "probes" / "lab_x.py"
-    probes.write_text(probes.read_text().replace('@probe("test_relu_grad")', "@staticmethod"))
+    probes.write_text(re.sub(r'@probe\("test_relu_grad".*?\)\n(?=def )', "@staticmethod\n", probes.read_text(), flags=re.S))
     assert [str(p).split(": ", 1)[1] for p in lint([path])] == [f"graded cell test_relu_grad has no probe in {probes}"]
     probes.unlink()
     assert "no probe file" in str(lint([path])[0])
@@ -197,12 +198,16 @@ def test_a_lesson_file_needs_its_number_prefix(tmp_path: Path):
     assert lint([tmp_path / "1_passes.ipynb"]) == []
 
 
+def _line_of(path: Path, text: str) -> int:
+    return next(n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
 def test_probes_need_docstrings_and_myths_an_experiment_then_a_rule(tmp_path: Path):
     path = _mutated(tmp_path, lambda nb: None)
     probes = tmp_path / "probes" / "lab_x.py"
     probes.write_text(probes.read_text().replace('    """relu_grad on random inputs"""\n', ""))
     assert [str(p) for p in lint([path])] == [
-        f"{probes}: line 18: probe relu_grad needs a docstring naming the check (students read its first line "
+        f"{probes}: line {_line_of(probes, 'def relu_grad(')}: probe relu_grad needs a docstring naming the check (students read its first line "
         "in their feedback)"]
     nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_markdown_cell("**Myth:** views copy."))
@@ -236,3 +241,20 @@ def test_every_rule_a_prompt_states_is_mapped_to_what_enforces_it(tmp_path: Path
                                                                         'forbid=("mul",)'))
     rules.write_text(rules.read_text().replace('"t is returned as is" = "contract"\n', ""))
     assert not [p for p in lint([path]) if "rules.toml" in str(p) or "enforcement" in p.message]
+
+
+def test_every_graded_exercise_lists_its_clauses_each_with_a_case(tmp_path: Path):
+    from labs.lint_clauses import clauses_have_cases
+
+    path = _mutated(tmp_path, lambda nb: None)
+    nb = nbformat.read(path, as_version=4)
+    assert clauses_have_cases(path, nb) == []
+    probes = tmp_path / "probes" / "lab_x.py"
+    text = probes.read_text()
+    probes.write_text(text.replace('"draw.sizes(0, 40"', '"draw.sizes(1, 40"'))
+    assert [p.message.split(": ", 1)[1] for p in clauses_have_cases(path, nb)] == [
+        "clause 'any length, empty included' names the case 'draw.sizes(1, 40', which is not in the probe's code "
+        "(nor one of ['contracts'])"]
+    probes.write_text(re.sub(r', clauses=\{"returns.*?\}\)', ")", text, flags=re.S))
+    assert [p.message for p in clauses_have_cases(path, nb)] == [
+        "probe test_scale (lab_x.py) lists no clauses of the exercise's statement: @probe(..., clauses={clause: case})"]
