@@ -8,7 +8,7 @@ import pytest
 
 from graders.cells import restore
 from graders.coursedir import nbgrader_meta
-from graders.vetting import stated_rule_breaks, vet
+from graders.vetting import imported_names, stated_rule_breaks, vet
 from tests.conftest import FIXTURES, ROOT
 
 MODULES = {"torch", "np", "F", "nn", "dist"}
@@ -41,7 +41,7 @@ REACHES = {
     "torch internals as a class's own": "class Net:\n    def __init__(self):\n        self._C = None\n"
                                         "    def forward(self):\n        return self._C",
     "dynamo's frame hooks": "torch._dynamo.eval_frame.set_eval_frame(None)",
-    "dynamo under another name": "import torch._dynamo as d",
+    "dynamo under another name": "import torch._dynamo as d\nd.eval_frame.set_eval_frame(None)",
 }
 
 
@@ -53,19 +53,25 @@ def test_every_way_to_the_grader_is_refused_by_its_line(way: str) -> None:
     assert all(1 <= f.line <= source.count("\n") + 1 for f in findings)
 
 
-def _solutions() -> list[tuple[str, str]]:
+def _lab_imports(chapter: str) -> frozenset[str]:
+    """What the grader vets a chapter's solution cells with: its lab's names and policy."""
+    [lab] = (ROOT / "course" / chapter).glob("lab_*.ipynb")
+    return imported_names(tuple(c.source for c in nbformat.read(lab, as_version=4).cells if c.cell_type == "code"))
+
+
+def _solutions() -> list[tuple[str, str, str]]:
     found = []
     for lab in sorted((ROOT / "course").glob("*/lab_*.ipynb")):
         nb = nbformat.read(lab, as_version=4)
-        found += [(f"{lab.name}:{nbgrader_meta(c)['grade_id']}", c.source) for c in nb.cells
+        found += [(f"{lab.name}:{nbgrader_meta(c)['grade_id']}", lab.parent.name, c.source) for c in nb.cells
                   if c.cell_type == "code" and nbgrader_meta(c).get("solution")]
-    found += [(p.name, p.read_text()) for p in sorted((ROOT / "tests" / "right_solutions").glob("*/*.py"))]
+    found += [(p.name, p.parent.name, p.read_text()) for p in sorted((ROOT / "tests" / "right_solutions").glob("*/*.py"))]
     return found
 
 
-@pytest.mark.parametrize(("name", "source"), _solutions(), ids=[n for n, _ in _solutions()])
-def test_no_correct_solution_is_refused(name: str, source: str) -> None:
-    assert vet(source, MODULES) == []
+@pytest.mark.parametrize(("name", "chapter", "source"), _solutions(), ids=[n for n, _, _ in _solutions()])
+def test_no_correct_solution_is_refused(name: str, chapter: str, source: str) -> None:
+    assert vet(source, _lab_imports(chapter)) == []
 
 
 def test_ordinary_pytorch_is_not_reflection() -> None:
