@@ -24,7 +24,13 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 lab: lab-venv
 	$(BIN)/labs lab
 
-# A class on JupyterHub (127.0.0.1:8000): an instructor and two students, nbgrader's exchange (README).
+# A self-learner's lab graded with its hidden checks in the sandbox, as a class is graded (README, Students).
+.PHONY: check-lab
+check-lab: lab-venv
+	@test -n "$(LAB)" || { echo "usage: make check-lab LAB=student/03_modules/lab_modules.ipynb"; exit 2; }
+	$(BIN)/labs check-lab "$(LAB)"
+
+# A class on JupyterHub (127.0.0.1:8000): an instructor and two students, nbgrader's exchange (docs/platform.md).
 hub: venv proxy
 	$(BIN)/labs hub
 
@@ -33,7 +39,7 @@ hub: venv proxy
 # timing-sensitive ones among them), which follow them in their lane; the in-process unit tests run in lane 3.
 # `make unit grading ...` runs stages one after another instead.
 # The full self-check is not a stage of make test: its unit test checks the verdicts `make selfcheck` committed
-# are current, and .ci/run runs `make selfcheck` itself after make test (README, "The two commands").
+# are current, and .ci/run runs `make selfcheck` itself after make test (docs/testing.md).
 LANES ?= grading,unit-slow notebooks,site typecheck,browser,unit-quick
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest, and latency-bound
 # (its sandboxes wait on one another), so every other lane gives way to it.

@@ -1,4 +1,4 @@
-"""The README's instructor walkthrough works as written: its commands, run line by line."""
+"""The instructor walkthrough of docs/platform.md works as written: its commands, run line by line."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.grading]
 
 
 def walkthrough() -> list[str]:
-    """The command lines between the README's walkthrough markers."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The command lines between the walkthrough markers of docs/platform.md."""
+    text = (ROOT / "docs" / "platform.md").read_text(encoding="utf-8")
     block = text.split("<!-- walkthrough -->", 1)[1].split("<!-- /walkthrough -->", 1)[0]
     return [line for line in block.splitlines() if line and not line.startswith("```")]
 
