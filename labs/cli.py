@@ -459,6 +459,7 @@ def check_lab(
     if timeout <= 0:
         fail("--timeout must be positive")
     _quiet_nbgrader()
+    _isolation_warning()
     try:
         result = grade_alone(notebook, course_dir, defaults.BUILD, timeout)
     except (NotALab, BadRequest) as err:
