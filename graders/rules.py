@@ -84,6 +84,14 @@ def _library_roots() -> tuple[str, ...]:
 _LIBRARY_ROOTS = _library_roots()
 
 
+_GRADER_ROOT = os.path.dirname(_OWN_FILE) + os.sep
+
+
+def _is_grader(filename: str) -> bool:
+    """Whether ``filename`` is the grader's own package (the probe runner, the contracts), this module aside."""
+    return filename.startswith(_GRADER_ROOT) and filename != _OWN_FILE
+
+
 def _is_library(filename: str) -> bool:
     """Whether code compiled from ``filename`` is a library's (or this module's), not a submission's."""
     return filename.startswith(("<frozen", *_LIBRARY_ROOTS)) or filename == _OWN_FILE
@@ -296,6 +304,7 @@ class _CodeFacts(NamedTuple):
     tampering: str | None
     quiet: bool  # called by a library, nothing to note: this module's code, or a library's that no table names
     passes_on: bool  # contextlib's or a decorator's wrapper: it calls what its own caller asked for
+    grader: bool  # the grader's package (the probe runner, the contracts): it may call what a graded name holds
 
 
 class _Hook:
@@ -319,6 +328,7 @@ class _Hook:
         self.seen, self.calls, self.counted, self.modules, self.recursion = seen, calls, counted, modules, recursion
         self.watch_dispatch = watch_dispatch
         self.active: dict[tuple[int, types.CodeType], int] = {}
+        self.acting: dict[types.FrameType, bool] = {}  # library frames running for a graded name (see acts_for)
         self.known: dict[int, _CodeFacts] = {}
         tables = (calls, _ESCAPE, counted)
         self.builtin_ids = {key for table in tables for key in table.builtins}
@@ -333,18 +343,23 @@ class _Hook:
                 facts = known.get(id(frame.f_code))
                 if facts is not None and facts.quiet and caller is not None:
                     caller_facts = known.get(id(caller.f_code))
-                    if caller_facts is not None and caller_facts.library:
+                    if caller_facts is not None and caller_facts.library and not (
+                            self.modules and (caller_facts.grader or caller in self.acting)):
                         return
                 self.on_call(frame)
             elif event == "c_call":
                 if type(arg) is types.BuiltinFunctionType:
                     facts = self.known.get(id(frame.f_code))
                     if (facts is not None and facts.library and id(arg) not in self.builtin_ids
-                            and arg.__name__ not in self.method_names):
+                            and arg.__name__ not in self.method_names
+                            and not (self.modules and (facts.grader or frame in self.acting))):
                         return
                     self.on_c_call(frame, arg)
-            elif event == "return" and self.recursion:
-                self.on_return(frame)
+            elif event == "return":
+                if self.recursion:
+                    self.on_return(frame)
+                if self.acting:
+                    self.acting.pop(frame, None)
         except Exception as err:  # noqa: BLE001 - the hook must never raise into the code it watches
             self.seen.found.add(f"recorder error: {type(err).__name__}")
 
@@ -355,7 +370,8 @@ class _Hook:
         tampering = _TAMPER.codes.get(code)
         facts = _CodeFacts(code, own, library, forbidden, counted, tampering,
                            own or (library and not forbidden and counted is None and tampering is None),
-                           code.co_filename == _CONTEXTLIB_FILE or code in _TAMPER.wrappers)
+                           code.co_filename == _CONTEXTLIB_FILE or code in _TAMPER.wrappers,
+                           _is_grader(code.co_filename))
         self.known[id(code)] = facts
         return facts
 
@@ -375,7 +391,10 @@ class _Hook:
             self.seen.found.update(facts.forbidden)
         if facts.counted is not None:
             self.seen.counts[facts.counted] = self.seen.counts.get(facts.counted, 0) + 1
-        if caller_facts is None or caller_facts.library:
+        acting = caller is not None and caller_facts is not None and self.acts_for(caller, caller_facts, code=code)
+        if acting and facts.library:
+            self.acting[frame] = True
+        if (caller_facts is None or caller_facts.library) and not acting:
             if facts.tampering is not None and self.asked_by_submission(caller):
                 self.seen.found.add(facts.tampering)
             if self.recursion and not facts.library:
@@ -390,6 +409,41 @@ class _Hook:
                 self.seen.found.add(f"{module}.{getattr(code, 'co_qualname', code.co_name)}")
         if self.recursion and not facts.library:
             self.enter(code)
+
+    def acts_for(self, frame: types.FrameType, facts: _CodeFacts, code: types.CodeType | None = None,
+                 builtin: Any = None) -> bool:
+        """Whether library code running in ``frame`` runs for a graded name, so that what it calls (``code``
+        or ``builtin``) is the submission's doing: ``frame`` is one such already, or the grader's (the
+        probe runner, the contracts) calling a library callable it was handed (an argument or a closure
+        variable: ``norm = numpy.linalg.norm`` reaches the probe as ``fn``). Only for a ``modules=`` rule."""
+        if frame in self.acting:
+            return True
+        if not (self.modules and facts.grader):
+            return False
+        code_of = frame.f_code
+        names = code_of.co_varnames[:code_of.co_argcount + code_of.co_kwonlyargcount] + code_of.co_freevars
+        values = frame.f_locals
+        return any(self.hands_over(values.get(name), code, builtin) for name in names)
+
+    def hands_over(self, value: Any, code: types.CodeType | None, builtin: Any) -> bool:
+        """Whether calling ``value`` (a callable a grader frame holds) starts ``code`` or ``builtin`` directly:
+        a library's Python function (by its code), a builtin (by identity), or a callable implemented in C
+        (``functools.partial``, a NumPy dispatcher: what it calls is its doing)."""
+        if isinstance(value, types.MethodType):
+            value = value.__func__
+        if isinstance(value, types.FunctionType):
+            inner, _ = _unwrapped(value)
+            if not isinstance(value.__code__, types.CodeType):
+                return False
+            facts = self.known.get(id(value.__code__)) or self.learn(value.__code__)
+            return facts.library and not facts.grader and not facts.own and code is not None and \
+                code in (value.__code__, getattr(inner, "__code__", None))
+        if value is None or isinstance(value, type):
+            return False
+        if isinstance(value, types.BuiltinFunctionType):
+            return builtin is value
+        call = getattr(type(value), "__call__", None)  # noqa: B004 - how it is called, not whether it can be
+        return isinstance(call, types.WrapperDescriptorType)
 
     def asked_by_submission(self, frame: types.FrameType | None) -> bool:
         """Whether the first frame from ``frame`` up that is not contextlib's or a wrapper's is the
@@ -431,7 +485,7 @@ class _Hook:
             name = self.counted.builtin(fn)
             if name is not None:
                 self.seen.counts[name] = self.seen.counts.get(name, 0) + 1
-        if facts.library:
+        if facts.library and not self.acts_for(frame, facts, builtin=fn):
             return
         self.submission_checks()
         name = _TAMPER.builtin(fn)

@@ -379,3 +379,39 @@ def test_first_use_imports_no_compiler_stack() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parent.parent, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def _plain_broadcast(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """A graded function that keeps a "plain Python" rule."""
+    rank = max((len(s) for s in shapes), default=0)
+    padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+    return tuple(max(column) for column in zip(*padded, strict=True)) if padded else ()
+
+
+def _dispatching() -> object:
+    bound = functools.singledispatch(lambda *shapes: ())
+    bound.register(tuple, np.broadcast_shapes)
+    return bound
+
+
+@pytest.mark.parametrize(("graded", "modules"), [
+    (np.broadcast_shapes, ["numpy"]),  # broadcast_shape = numpy.broadcast_shapes
+    (np.linalg.norm, ["numpy"]),  # norm = numpy.linalg.norm
+    (functools.partial(np.broadcast_shapes), ["numpy"]),  # through a C wrapper
+    (_dispatching(), ["numpy"]),  # through functools.singledispatch's wrapper
+    (torch.broadcast_shapes, ["torch"]),
+], ids=["numpy-function", "numpy-norm", "partial", "singledispatch", "torch-function"])
+def test_a_graded_name_bound_to_a_library_function_escapes_no_modules_rule(graded: object, modules: list[str]) -> None:
+    """The probe runner calls what a graded name holds (graders.probing.outcome, through the contracts'
+    namespace): a library function bound straight to the name is the submission's call, though the grader's
+    package counts as library code. No vetting here: the hook alone."""
+    from graders.contracts import Record, Watched
+    from graders.probing import outcome
+
+    ns = Watched({"graded": graded, "honest": _plain_broadcast}, Record())
+    with forbidden(modules=modules) as seen:
+        outcome(ns["graded"], (2, 1), (1, 3))
+    assert any(v.startswith(tuple(modules)) for v in seen.violations), seen.violations
+    with forbidden(modules=modules) as seen:
+        assert outcome(ns["honest"], (2, 1), (1, 3)) == (2, 3)
+    assert seen.violations == []
