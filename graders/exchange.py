@@ -310,16 +310,17 @@ class OwnedCollect(ExchangeCollect):
                             for _, s in sorted(found.latest.items())]
 
     def copy_files(self) -> None:
+        """Each student's latest acceptable submission, when newer than the one collected before, copied by
+        :func:`copy_submission` (what it skips is refused too)."""
         inbound = Path(self.inbound_path).absolute()
         include = list(self.coursedir.include) if self.coursedir.include != ["*"] else None
-        for record in self.src_records:
-            student, chapter = record["username"], self.coursedir.assignment_id
+        chapter = self.coursedir.assignment_id
+        for student, submission in sorted(self.submissions.items()):
             dest = Path(self.coursedir.format_path(self.coursedir.submitted_directory, student, chapter))
             existing = collected_time(dest) if dest.is_dir() else None
-            if existing is not None and not record["timestamp"] > existing:
+            if existing is not None and not submission.timestamp > existing:
                 self.log.info("No newer submission to collect: %s %s", student, chapter)
                 continue
-            submission = self.submissions[student]
             try:
                 skipped = copy_submission(inbound, submission, dest, include,
                                           submission.uid if self.check_owner else None,

@@ -11,6 +11,7 @@ refusing a submission made by someone other than the student it names.
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 from pathlib import Path
@@ -76,7 +77,10 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert "OMP_NUM_THREADS" in config.Spawner.env_keep and "PATH" in config.Spawner.env_keep
 
     ada, teacher = spawn(namespace, config, "ada"), spawn(namespace, config, "teacher")
-    assert ada.environment == {"KEEP": "1", "JUPYTER_CONFIG_PATH": str(tmp_path / "config" / "ada")}
+    assert ada.environment == {"KEEP": "1", "JUPYTER_CONFIG_PATH": str(tmp_path / "config" / "ada"),
+                               "JUPYTER_PATH": str(tmp_path / "config" / "ada")}
+    spec = json.loads((tmp_path / "config" / "ada" / "kernels" / "python3" / "kernel.json").read_text())
+    assert spec["argv"][1:3] == ["-m", "labs.hub.kernel"] and spec["metadata"]["debugger"] is False
     assert any("formgrader': False" in a for a in ada.args), ada.args
     assert not any("allow_root" in a for a in ada.args + teacher.args)  # each server runs as its own user
     assert not any("formgrader" in a for a in teacher.args), teacher.args

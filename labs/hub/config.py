@@ -3,7 +3,8 @@
 ``jupyterhub_config.py`` is readable and self-contained (every path, port and limit spelled out); run it by hand
 with ``jupyterhub -f``. Each user's ``config/<user>/`` is put on their ``JUPYTER_CONFIG_PATH`` by the spawner:
 ``nbgrader_config.py`` (course id and exchange; the instructor's course root and gradebook) and
-``labconfig/page_config.json`` (the JupyterLab plugins the user does not get).
+``labconfig/page_config.json`` (the JupyterLab plugins the user does not get) and ``kernels/python3/kernel.json``
+(the class's kernel, :mod:`labs.hub.kernel`; the folder is on their ``JUPYTER_PATH`` too).
 
 In a class each server runs as its person's unix user, so nbgrader names a submission after the unix user
 (``nbgrader.utils.get_username()``) and `labs collect` checks the owner. Under ``--demo`` every server runs as the
@@ -15,15 +16,25 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from pathlib import Path
 
 from graders.nbgrader_course import COURSE_ID
-from labs.hub.plan import HubPlan
+from labs.hub.kernel import kernel_spec
+from labs.hub.plan import CHECKOUT, HubPlan
+from labs.hub.walls import under_private
 from labs.lab import STUDENT_DISABLED_PLUGINS, STUDENT_SERVER_EXTENSIONS
 
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
 INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
+# A student's pages may be framed by nothing (a page another student serves under the hub's origin included).
+STUDENT_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY"}}
+# Kernels talk to their server over unix sockets in the user's runtime folder (in their 0700 home), not TCP ports
+# any local user could connect to.
+KERNEL_TRANSPORT = "--KernelManager.transport=ipc"
 # What a server inherits from the hub's environment: LocalProcessSpawner's own list (JupyterHub 6), and torch's
 # threads.
+LOCKOUT_FAILURES, LOCKOUT_SECONDS = 5, 300  # wrong passwords in a row; how long the name is refused after them
 KEEP_ENV = ["CONDA_DEFAULT_ENV", "CONDA_ROOT", "JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL", "LD_LIBRARY_PATH",
             "PATH", "PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
 
@@ -51,9 +62,10 @@ def page_config(plan: HubPlan, user: str) -> dict:
 def server_args(plan: HubPlan, user: str) -> list[str]:
     """Arguments of the user's jupyterhub-singleuser: students get no formgrader or course list; the
     instructor's pages may be framed by their own JupyterLab, and their root holds the course (formgrader)."""
-    args = []
+    args = [KERNEL_TRANSPORT]
     if plan.role(user) == "student":
-        args.append(f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}")
+        args += [f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}",
+                 f"--ServerApp.tornado_settings={STUDENT_TORNADO!r}"]
     else:  # formgrader is a page in an iframe (jupyterhub-singleuser forbids framing unless told otherwise),
         # and works only on a course folder inside the server's root
         args += [f"--ServerApp.tornado_settings={INSTRUCTOR_TORNADO!r}",
@@ -78,6 +90,10 @@ def write_user_files(plan: HubPlan) -> None:
         (folder / "nbgrader_config.py").write_text(nbgrader_config_text(plan, user), encoding="utf-8")
         (folder / "labconfig" / "page_config.json").write_text(json.dumps(page_config(plan, user), indent=2),
                                                                encoding="utf-8")
+        spec = folder / "kernels" / "python3"  # found first on JUPYTER_PATH: replaces ipykernel's own
+        spec.mkdir(parents=True, exist_ok=True)
+        (spec / "kernel.json").write_text(json.dumps(kernel_spec(str(plan.python_bin / "python")), indent=1),
+                                          encoding="utf-8")
 
 
 COMMON = '''\
@@ -108,6 +124,9 @@ c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 300
 c.Spawner.env_keep = {env_keep!r}
+# The hub's pages may be framed by nothing (a page a student serves under the hub's origin included).
+c.JupyterHub.tornado_settings = {{"headers": {{"Content-Security-Policy": "frame-ancestors 'none'",
+                                             "X-Frame-Options": "DENY"}}}}
 '''
 
 DEMO = '''
@@ -126,12 +145,24 @@ c.ClassAuthenticator.accounts_file = {accounts!r}
 c.NativeAuthenticator.open_signup = False
 c.NativeAuthenticator.minimum_password_length = 10
 c.NativeAuthenticator.check_common_password = True
+# After {failures} wrong passwords in a row a name signs in again only {lockout} s after the last one.
+c.NativeAuthenticator.allowed_failed_logins = {failures}
+c.NativeAuthenticator.seconds_before_next_try = {lockout}
 c.JupyterHub.spawner_class = "labs.hub.spawner.ClassSpawner"
 c.ClassSpawner.class_name = {class_name!r}
 c.ClassSpawner.memory_bytes = {memory}
 c.ClassSpawner.cpus = {cpus}
 c.ClassSpawner.processes = {processes}
 c.ClassSpawner.unlimited_users = {{{instructor!r}}}
+# Every server: a private /tmp, /var/tmp and /dev/shm of this size (tmpfs: memory); a student's files at most
+# file_bytes; the folders under /tmp that servers need, bound into their private /tmp.
+c.ClassSpawner.tmp_bytes = {tmp_bytes}
+c.ClassSpawner.file_bytes = {file_bytes}
+c.ClassSpawner.keep_paths = {keep!r}
+# No server reads configuration from its user's home (~/.jupyter, ~/.local): only labs hub's.
+c.Spawner.disable_user_config = True
+# The instructor (admin) never opens a student's server: every server shares the hub's origin.
+c.JupyterHub.admin_access = False
 '''
 
 CULLER = '''
@@ -162,14 +193,24 @@ USERS = {per_user}
 
 
 def pre_spawn_hook(spawner):
-    """Give the user their own Jupyter config folder and server arguments (students: no formgrader)."""
+    """Give the user their own Jupyter config folder (also on JUPYTER_PATH: the class's python3 kernel) and server
+    arguments (students: no formgrader)."""
     user = USERS[spawner.user.name]
-    spawner.environment = dict(spawner.environment, JUPYTER_CONFIG_PATH=user["config"])
+    spawner.environment = dict(spawner.environment, JUPYTER_CONFIG_PATH=user["config"], JUPYTER_PATH=user["config"])
     spawner.args = list(user["args"])
 
 
 c.Spawner.pre_spawn_hook = pre_spawn_hook
 '''
+
+
+def kept_under_private_tmp(plan: HubPlan) -> list[str]:
+    """The class's folders (and Python's) that lie under /tmp, /var/tmp or /dev/shm: each server's private
+    ones would hide them, so they are bound back in."""
+    wanted = [plan.root, plan.course, plan.grading, plan.release_build, plan.python_bin.parent,
+              Path(os.path.realpath(sys.base_prefix)), CHECKOUT]
+    found = sorted({str(p) for p in wanted if under_private(str(p))})
+    return [p for p in found if not any(p.startswith(q + "/") for q in found)]  # the outermost of each
 
 
 def activity_interval(cull_idle: int) -> int:
@@ -195,7 +236,9 @@ def hub_config_text(plan: HubPlan) -> str:
     else:
         text += CLASS.format(accounts=str(plan.passwords), class_name=plan.group_name,
                              memory=plan.limits.memory_bytes, cpus=plan.limits.cpus,
-                             processes=plan.limits.processes, instructor=plan.instructor)
+                             processes=plan.limits.processes, instructor=plan.instructor,
+                             failures=LOCKOUT_FAILURES, lockout=LOCKOUT_SECONDS, tmp_bytes=plan.tmp_bytes,
+                             file_bytes=plan.file_bytes, keep=kept_under_private_tmp(plan))
     if plan.cull_idle > 0:
         text += CULLER.format(timeout=plan.cull_idle, activity=activity_interval(plan.cull_idle),
                               every=max(5, min(300, plan.cull_idle // 4)),

@@ -76,6 +76,13 @@ class HubPlan:
     course: Path = CHECKOUT / paths.COURSE
     release_build: Path = CHECKOUT / paths.RELEASE_BUILD
     emails: tuple[tuple[str, str], ...] = ()
+    file_bytes: int = GIB  # the largest file a student's process may write (RLIMIT_FSIZE)
+
+    @property
+    def tmp_bytes(self) -> int:
+        """Size of each server's private /tmp (and /var/tmp, /dev/shm): a quarter of a student's memory, at least
+        256 MiB (a tmpfs: what it holds is memory, charged to the student's cgroup)."""
+        return max(256 << 20, self.limits.memory_bytes // 4)
 
     @property
     def users(self) -> tuple[str, ...]:

@@ -96,7 +96,10 @@ def setup(plan: HubPlan) -> tuple[list[str], list[users.Saved]]:
     except users.AccountError as err:
         raise ClassNotPossible(str(err)) from None
     write_passwords(plan)
-    saved = users.lock_down(plan)
+    try:
+        saved = users.lock_down(plan)
+    except users.AccountError as err:
+        raise ClassNotPossible(str(err)) from None
     return created, saved
 
 

@@ -2,7 +2,9 @@
 student's server, and so everything it starts, inside the student's control group (:mod:`labs.hub.limits`).
 
 The server's process joins the group before it drops to the student's uid (in ``preexec_fn``, still root), so
-no process of the student's ever runs outside it. Every second the spawner looks at the group: a fork bomb
+no process of the student's ever runs outside it. There too (:mod:`labs.hub.walls`) every server, the
+instructor's included, gets a private /tmp, /var/tmp and /dev/shm, and a student's a file-size limit; the
+environment points every temp folder and compile cache there. Every second the spawner looks at the group: a fork bomb
 that filled it is killed (every process but the server, which restarts the kernel and tells the student that
 it died). When the server stops, what is left in the group is killed and the group removed.
 
@@ -13,15 +15,24 @@ lost its port to another's kernel between the draw and its start, and the hub wa
 
 from __future__ import annotations
 
+import pwd
 import random
 import socket
 
 from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
 from tornado.ioloop import PeriodicCallback
-from traitlets import Float, Integer, Set, Unicode
+from traitlets import Float, Integer, List, Set, Unicode
 
 from labs.hub.limits import StudentGroup, create_group
 from labs.hub.plan import Limits
+from labs.hub.walls import limit_file_size, private_tmp
+
+# Every temp folder and compile cache in the server's private /tmp (torch's inductor and its precompiled headers,
+# triton's): nothing at a path another user could create first. The runtime folder (connection files, the kernels'
+# unix sockets) too: a socket's path must stay under 108 bytes, which one in a home under the class's root may not.
+# No user site: nothing of the user's own runs when their server starts.
+PRIVATE_ENV = {"TMPDIR": "/tmp", "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor", "TRITON_CACHE_DIR": "/tmp/triton",
+               "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONNOUSERSITE": "1"}
 
 
 def server_port(low: int = 10000, high: int | None = None, attempts: int = 200) -> int:
@@ -53,6 +64,11 @@ class ClassSpawner(LocalProcessSpawner):
     processes = Integer(256, help="processes and threads of a student together").tag(config=True)
     unlimited_users = Set(Unicode(), help="users without limits (the instructor)").tag(config=True)
     check_every_ms = Integer(1000, help="how often the group is checked for a fork bomb").tag(config=True)
+    tmp_bytes = Integer(512 << 20, help="size of each server's private /tmp, /var/tmp and /dev/shm (memory)").tag(
+        config=True)
+    file_bytes = Integer(1 << 30, help="largest file a student's process may write").tag(config=True)
+    keep_paths = List(Unicode(), help="folders under /tmp the servers need (bound into their private /tmp)").tag(
+        config=True)
 
     _student_group: StudentGroup | None = None
     _watch: PeriodicCallback | None = None
@@ -64,13 +80,23 @@ class ClassSpawner(LocalProcessSpawner):
         """Join the student's group (as root), then become the student (LocalProcessSpawner's own step)."""
         become = set_user_setuid(name)
         group = self._student_group
+        entry = pwd.getpwnam(name)
+        tmp_bytes, keep = self.tmp_bytes, list(self.keep_paths)
+        file_bytes = self.file_bytes if self._limited() else None
 
         def preexec() -> None:
             if group is not None:
                 group.join()
+            private_tmp(entry.pw_uid, entry.pw_gid, tmp_bytes, keep)
+            if file_bytes is not None:
+                limit_file_size(file_bytes)
             become()
 
         return preexec
+
+    def get_env(self) -> dict:
+        """LocalProcessSpawner's environment, every temp folder and cache in the private /tmp."""
+        return {**super().get_env(), **PRIVATE_ENV}
 
     async def start(self):
         """Create the student's group with their limits, then start the server inside it."""

@@ -9,6 +9,8 @@ comment :func:`marker` so that :func:`remove_accounts` removes only this class's
 - ``ROOT/config/<name>``: root, 0755, files 0644 (their Jupyter config, not theirs to change);
 - ``ROOT/state`` (database, cookie secret, passwords) and the hub's log: root, 0700 / 0600;
 - ``ROOT/exchange``: root, 1777 (nbgrader wants 0777; sticky, so no one renames or replaces the course in it);
+- ``ROOT/exchange/pytorch-labs`` and its ``outbound``, ``inbound``, ``feedback``: the instructor, nbgrader's modes,
+  made here, before any student exists (:func:`make_exchange_course`);
 - the course: root:instructor, 0750 (the instructor reads it; students do not);
 - ``--grading`` and the release build: the instructor, 0700 (formgrader and `labs` run as the instructor);
 - when the course is this checkout's, the checkout's ``.git``, ``tests``, ``build/report`` and default course
@@ -25,6 +27,7 @@ import os
 import pwd
 import shutil
 import signal
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -33,6 +36,7 @@ from pathlib import Path
 import psutil
 
 from graders import paths
+from graders.nbgrader_course import COURSE_ID
 from labs.hub.plan import CHECKOUT, HubPlan, class_name
 
 
@@ -169,6 +173,7 @@ def lock_down(plan: HubPlan) -> list[Saved]:
     _set(plan.state, 0, 0, 0o700, saved)
     plan.exchange.mkdir(parents=True, exist_ok=True)
     _set(plan.exchange, 0, 0, 0o1777, saved)
+    make_exchange_course(plan.exchange / COURSE_ID, instructor)
     for name in plan.users:
         folder = plan.user_config(name)
         for path in [folder, *folder.rglob("*")]:
@@ -182,6 +187,38 @@ def lock_down(plan: HubPlan) -> list[Saved]:
     for path in private_paths(plan):
         _set(path, path.stat().st_uid, instructor.pw_gid, 0o750, saved)
     return saved
+
+
+# nbgrader's own modes for the course's folders in the exchange (ExchangeReleaseAssignment.init_dest, feedback)
+EXCHANGE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o2733, "feedback": 0o711}
+
+
+def make_exchange_course(course: Path, instructor: pwd.struct_passwd) -> None:
+    """The course's folder in the exchange and its outbound, inbound and feedback folders, the instructor's with
+    nbgrader's modes, made before any student can sign in (so none can make it first and own it); AccountError
+    when one is there and is a link or someone else's."""
+    for sub, mode in EXCHANGE_MODES.items():
+        folder = course / sub if sub else course
+        try:
+            info = folder.lstat()
+        except FileNotFoundError:
+            folder.mkdir()
+            os.chown(folder, instructor.pw_uid, instructor.pw_gid)
+            folder.chmod(mode)
+            continue
+        again = "remove it: labs hub makes it again, the instructor's"
+        if not stat.S_ISDIR(info.st_mode):
+            raise AccountError(f"{folder} is {'a link' if stat.S_ISLNK(info.st_mode) else 'not a folder'}: {again}")
+        if info.st_uid != instructor.pw_uid:
+            raise AccountError(f"{folder} belongs to {existing_name(info.st_uid)}, not to the instructor "
+                               f"{instructor.pw_name}, who could not release into it nor remove it: {again}")
+
+
+def existing_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 def restore(saved: list[Saved]) -> None:
