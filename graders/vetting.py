@@ -808,10 +808,15 @@ def _reachable(starts: list[tuple[str, ast.stmt]], definitions: Uses) -> list[tu
 
 def _recursion(reached: list[tuple[str, ast.stmt]], definitions: Uses, exercise: str) -> list[Finding]:
     """Functions among ``reached`` that call themselves, directly or through others (nested ones directly):
-    the strongly connected parts of the graph of which statement uses which (Tarjan's, without recursion)."""
+    the strongly connected parts of the graph of statements and the names they mention and bind (Tarjan's,
+    without recursion; through the names, its edges are as many as the mentions)."""
     index_of = {id(s): i for i, (_, s) in enumerate(reached)}
-    edges = [sorted({index_of[id(d)] for name in _mentioned(s) for _, d in definitions.get(name, [])
-                     if id(d) in index_of}) for _, s in reached]
+    names: dict[str, int] = {}  # a name's node in the graph, after the statements' nodes
+    edges: list[list[int]] = [[names.setdefault(n, len(reached) + len(names)) for n in _mentioned(s)]
+                              for _, s in reached]  # statement -> the names it mentions
+    edges += [[] for _ in names]
+    for name, node in names.items():  # name -> the reached statements that bind it
+        edges[node] = [index_of[id(d)] for _, d in definitions.get(name, []) if id(d) in index_of]
     cyclic = _in_cycles(edges)
     found = []
     for i, (cell, statement) in enumerate(reached):
@@ -863,7 +868,7 @@ def _in_cycles(edges: list[list[int]]) -> set[int]:
                     component.append(member)
                     if member == node:
                         break
-                if len(component) > 1 or node in edges[node]:
+                if len(component) > 1:
                     cyclic.update(component)
     return cyclic
 

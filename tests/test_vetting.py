@@ -3,12 +3,16 @@ recorders or the probes is refused by its line, and every correct solution the c
 
 from __future__ import annotations
 
+import time
+import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
+
 import nbformat
 import pytest
 
 from graders.cells import restore
 from graders.coursedir import nbgrader_meta
-from graders.vetting import imported_names, stated_rule_breaks, vet
+from graders.vetting import MAX_CELL_BYTES, imported_names, stated_rule_breaks, vet
 from tests.conftest import FIXTURES, ROOT
 
 MODULES = {"torch", "np", "F", "nn", "dist"}
@@ -130,3 +134,148 @@ def test_an_iterative_exercise_refuses_recursion_through_any_helper() -> None:
                      (4, "'again' calls itself (in 'other', which it uses)")}
     loop = {"order": "def order(o):\n    todo, seen = [o], []\n    while todo:\n        seen.append(todo.pop())\n    return seen\n"}
     assert stated_rule_breaks(loop, "order", iterative=True) == []
+
+
+# Issue 49's routes: each ran an unvetted string, blinded the recorders or reached what graded code must not
+# (frames, processes, threads, a shell, custom operators, mounted files, module attributes), through doors a
+# denylist did not list. Each must be refused in the labs it was tried on.
+ROUTES = {
+    "a class-pattern keyword": "def spy(f):\n    match f:\n        case object(__globals__=g):\n            return g\n",
+    "a class-pattern keyword, single underscore": "def spy(f):\n    match f:\n        case object(_x=g):\n            return g\n",
+    "string.Formatter's fields": "import string\nfield = string.Formatter().get_field('0.__globals__', [len], {})",
+    "a format field built at run time": "name = '_' * 2 + 'globals' + '_' * 2\ntext = ('{0.' + name + '}').format(len)",
+    "typing evaluates a string annotation": "import typing\ndef f(x: 'print(1)'):\n    pass\n"
+                                            "hints = typing.get_type_hints(f)",
+    "a string inside an annotation": "def f(x: list['print(1)']):\n    pass\n",
+    "typing's forward references": "import typing\nref = typing.ForwardRef('print(1)')",
+    "enum.bltns.exec": "import enum\nenum.bltns.exec('import os')",
+    "enum.bltns.open reads a mounted file": "import enum\ntext = enum.bltns.open('/etc/hostname').read()",
+    "dataclasses.inspect.stack": "import dataclasses\nframes = dataclasses.inspect.stack()",
+    "torch.inspect's frame locals": "f = torch.inspect.currentframe()\nup = torch.inspect.getargvalues(f).locals",
+    "torch.inspect.getmodule": "rules = torch.inspect.getmodule(torch.inspect.stack)",
+    "a module through a loop alias": "for m in (torch,):\n    m.allclose = lambda *a, **k: True\n",
+    "a module in a list": "[torch][0].allclose = lambda *a, **k: True",
+    "a module passed to a function": "def patch(m):\n    m.allclose = len\npatch(torch)",
+    "a module as a default": "def patch(m=np):\n    m.allclose = len\n",
+    "builtins.sorted replaced": "import builtins\nbuiltins.sorted = lambda values, **k: []",
+    "functools.singledispatch's wrapper": "import functools\nbroadcast_shape = functools.singledispatch(len)\n"
+                                           "broadcast_shape.register(tuple, np.broadcast_shapes)",
+    "a process from torch.cuda.tunable.mp": "ctx = torch.cuda.tunable.mp.get_context('fork')\n"
+                                             "ctx.Process(target=print).start()",
+    "threads from tunable.concurrent.futures": "pool = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor(2)",
+    "a shell through spawnv_passfds": "torch.cuda.tunable.mp.util.spawnv_passfds('/bin/sh', ['sh', '-c', 'id'], ())",
+    "torch.library kernels": "lib = torch.library.Library('spy', 'DEF')\nlib.define('f(Tensor x) -> Tensor')\n"
+                             "lib.impl('f', lambda x: x, 'CompositeExplicitAutograd')",
+    "a custom op": "@torch.library.custom_op('spy::g', mutates_args=())\ndef g(x: torch.Tensor) -> torch.Tensor:\n"
+                   "    return x.clone()\n",
+    "torch.ops loads native code": "torch.ops.load_library('/tmp/spy.so')",
+    "__del__ through type()": "Spy = type('Spy', (), {'__del__': lambda self: None})",
+    "a dunder built at run time through type()": "name = '_' * 2 + 'del' + '_' * 2\nSpy = type('Spy', (), {name: print})",
+    "frames through a generator": "def gen():\n    yield\nup = gen().gi_frame.f_back",
+    "frames through a traceback": "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    up = err.__traceback__.tb_frame",
+    "frames through torch.sys": "up = torch.sys._getframe(1)",
+    "modules as overridable keys": "found = list(torch.overrides.get_overridable_functions())",
+    "torch.compile's workers": "fast = torch.compile(lambda x: x)",
+    "a loader's worker processes": "loader = torch.utils.data.DataLoader([1, 2], num_workers=2)",
+    "multiprocessing": "import multiprocessing\nmultiprocessing.Process(target=print).start()",
+    "concurrent.futures": "from concurrent.futures import ThreadPoolExecutor",
+    "subprocess": "import subprocess\nsubprocess.run(['id'])",
+    "the IPython history": "seen = _ih",
+    "a decorator": "@getattr\ndef f():\n    pass\n",
+    "a default": "def f(x=vars()):\n    return x\n",
+    "a keyword argument": "found = dict(**{'__globals__': 1})",
+    "an attribute getter": "import operator\nread = operator.attrgetter('x')",
+    "a private module under a public name": "from torch.utils import _python_dispatch",
+    "a shell escape": "!id",
+}
+
+
+@pytest.mark.parametrize("chapter", ["01_autograd", "02_tensors"])
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_every_route_of_issue_49_is_refused_by_its_line(route: str, chapter: str) -> None:
+    source = ROUTES[route]
+    findings = vet(source, _lab_imports(chapter))
+    assert findings, f"{route}: not refused in {chapter}"
+    assert all(1 <= f.line <= source.count("\n") + 1 for f in findings), findings
+
+
+def test_a_lab_that_uses_a_denied_module_allows_it_there_only() -> None:
+    custom_op = ROUTES["a custom op"]
+    assert vet(custom_op, _lab_imports("05_deployment")) == []  # lab 05 teaches custom operators
+    assert vet(custom_op, _lab_imports("02_tensors")) != []
+    assert vet("ranks = dist.get_world_size()", _lab_imports("04_distributed")) == []
+    assert vet("import torch.distributed as dist\nranks = dist.get_world_size()", _lab_imports("01_autograd")) != []
+
+
+def test_a_library_function_bound_to_a_graded_name_breaks_the_stated_rule() -> None:
+    """``broadcast_shape = numpy.broadcast_shapes`` is refused by lab 02's rule before it runs (and seen by the
+    rule window where it runs: tests/test_rules.py)."""
+    from graders.grading import load_lab
+
+    forbid = load_lab(ROOT / "course" / "02_tensors" / "lab_tensors.ipynb").probes["test_broadcast_shape"].forbid
+    for spelling in ("broadcast_shape = numpy.broadcast_shapes", "broadcast_shape = np.broadcast_shapes",
+                     "from numpy import broadcast_shapes as broadcast_shape"):
+        assert vet(spelling, _lab_imports("02_tensors")) == []  # no reflection: ordinary code
+        assert stated_rule_breaks({"broadcast_shape": spelling}, "broadcast_shape", forbid), spelling
+
+
+@pytest.mark.parametrize("identifier", [
+    "def f(__x):\n    pass\n", "def f(*, __x=1):\n    pass\n", "class __C:\n    pass\n", "global __y\n",
+    "for __z in []:\n    pass\n", "try:\n    pass\nexcept Exception as __e:\n    pass\n",
+    "match 1:\n    case [*__rest]:\n        pass\n", "match 1:\n    case {**__rest}:\n        pass\n",
+    "x = lambda __a: 1\n", "import math as __m\n", "y = __spec__\n"])
+def test_every_identifier_is_checked(identifier: str) -> None:
+    assert vet(identifier, MODULES), identifier
+
+
+def test_a_cell_over_the_size_limit_is_refused_before_it_is_parsed() -> None:
+    started = time.perf_counter()
+    [finding] = vet("x = 1\n" * ((1 << 20) // 6 + 1), MODULES)  # 1 MiB of a line Python parses
+    assert finding.line == 1 and f"at most {MAX_CELL_BYTES}" in finding.what
+    assert time.perf_counter() - started < 0.5
+
+
+def test_magics_are_refused_without_transforming_the_cell() -> None:
+    """100 magics used to re-tokenise the cell once each (37-65 s for 293 KiB, under a lock)."""
+    magics = "".join(f"%time x{i} = {i}\n" for i in range(500))
+    started = time.perf_counter()
+    [finding] = vet(magics, MODULES)
+    assert "not plain Python" in finding.what and finding.line == 1
+    assert time.perf_counter() - started < 0.5
+
+
+def test_stated_rules_are_linear_in_the_cells_size() -> None:
+    """10,000 lines that all bind and mention one name took 15-23 s (quadratic); here each name is followed
+    once. The cell stays under the size limit, so the analysis itself is measured."""
+    lines = "a = a\n" * 10_000  # 60,000 bytes
+    assert len(lines) <= MAX_CELL_BYTES
+    started = time.perf_counter()
+    assert stated_rule_breaks({"x": lines + "def f():\n    return a\n"}, "x", ("numpy",), iterative=True) == []
+    assert time.perf_counter() - started < 2.0
+
+
+def _notebook_of(size: int, magics: int) -> nbformat.NotebookNode:
+    """The fixture lab with its first solution cell replaced by ``magics`` magic lines of ``size`` bytes in all."""
+    nb = _lab()
+    cell = next(c for c in nb.cells if nbgrader_meta(c).get("solution"))
+    line = "%time x = 1  # " + "y" * (size // magics)
+    cell.source = "\n".join([line] * magics)
+    return nb
+
+
+def test_a_20_mib_notebook_of_500_magics_does_not_hold_up_an_honest_one() -> None:
+    """Vetting needs no lock: an honest notebook restored while two huge ones are vetted in other threads
+    takes what it takes alone; the huge ones are refused by size, within a stated memory bound."""
+    huge, honest = _notebook_of(20 << 20, 500), _lab()
+    tracemalloc.start()
+    started = time.perf_counter()
+    with ThreadPoolExecutor(3) as pool:
+        big = [pool.submit(restore, _lab(), huge) for _ in range(2)]
+        alone = pool.submit(lambda: (restore(_lab(), honest), time.perf_counter() - started)).result()
+        refused = [f.result() for f in big]
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert alone[1] < 2.0 and not alone[0].refused
+    assert all("bytes" in str(r.refused["scale"][0]) for r in refused)
+    assert time.perf_counter() - started < 10.0
+    assert peak < 64 << 20, f"{peak >> 20} MiB"  # two 20 MiB cells are read, never copied nor parsed
