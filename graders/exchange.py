@@ -55,6 +55,7 @@ from graders import nbgrader_course as course
 SUBMISSION_FILES = ["timestamp.txt", "submission_secret.txt"]
 STUDENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$")  # never ".", "..", nor a path
 NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+PASS_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # search only: a 0711 folder on the way
 NOFOLLOW_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO never hangs collect
 TIMESTAMP_BYTES = 200
 
@@ -110,10 +111,10 @@ def open_folder(path: Path) -> int:
     OSError (ELOOP, ENOTDIR) when a component is a link or not a folder."""
     if not path.is_absolute():
         raise ValueError(f"{path}: not an absolute path")
-    fd = os.open("/", NOFOLLOW_DIR)
+    fd = os.open("/", PASS_DIR)
     try:
-        for part in path.parts[1:]:
-            inner = open_entry(part, NOFOLLOW_DIR, fd)
+        for n, part in enumerate(path.parts[1:], start=2):  # the folders above: passed through, maybe not readable
+            inner = open_entry(part, NOFOLLOW_DIR if n == len(path.parts) else PASS_DIR, fd)
             os.close(fd)
             fd = inner
     except OSError:
@@ -197,7 +198,7 @@ class ExchangeNotSafe(RuntimeError):
 def check_keeper(inbound_fd: int) -> None:
     """ExchangeNotSafe unless the inbound folder open at ``inbound_fd`` and the course folder above it belong to
     this user or root."""
-    with opened(os.open("..", NOFOLLOW_DIR, dir_fd=inbound_fd)) as course_fd:
+    with opened(os.open("..", PASS_DIR, dir_fd=inbound_fd)) as course_fd:
         for what, fd in (("course folder", course_fd), ("inbound folder", inbound_fd)):
             owner = os.fstat(fd).st_uid
             if owner not in (os.geteuid(), 0):

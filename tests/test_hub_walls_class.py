@@ -77,7 +77,9 @@ def instructor(hub: RunningHub, *args: str) -> str:
 
 
 def solution_lines(hub: RunningHub) -> list[str]:
-    """Lines of the chapter's solutions and hidden tests (between nbgrader's markers) in the source lab."""
+    """Lines of the chapter's solutions and hidden tests (between nbgrader's markers) in the source lab that its
+    release (what students get, from `labs release`) does not hold."""
+    released = (hub.build / "release" / CHAPTER / LAB).read_text()
     cells = json.loads((hub.course / CHAPTER / LAB).read_text())["cells"]
     lines, inside = [], False
     for cell in cells:
@@ -86,7 +88,7 @@ def solution_lines(hub: RunningHub) -> list[str]:
                 inside = True
             elif line.strip().startswith("### END"):
                 inside = False
-            elif inside and len(line.strip()) > 12:
+            elif inside and len(line.strip()) > 12 and json.dumps(line.strip())[1:-1] not in released:
                 lines.append(line.strip())
     assert lines, "the source lab holds no solution"
     return lines
@@ -229,7 +231,7 @@ def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):
     assert "its name holds no time" in out, out
     collected = "\n".join(p.read_text(errors="replace") for p in (hub.grading / "submitted").rglob("*")
                           if p.is_file())
-    leaked = [line for line in solution_lines(hub) if line in collected]
+    leaked = [line for line in solution_lines(hub) if json.dumps(line)[1:-1] in collected]
     assert not leaked, f"solution lines reached the collected submissions: {leaked[:3]}"
     for student in ("ada", "ben"):
         assert (hub.grading / "submitted" / student / CHAPTER / LAB).is_file(), student

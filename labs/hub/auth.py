@@ -11,7 +11,10 @@ hashes in the hub's database, as NativeAuthenticator stores them.
 
 NativeAuthenticator 1.3.0's login page predates JupyterHub 6: its handler times the sign-in with the handler's
 ``statsd`` (gone in JupyterHub 6) and renders its page without the keywords JupyterHub 6 passes (``sync``).
-:class:`ClassLoginHandler` is the same page with both bridged, and :class:`ClassChangePasswordHandler` fills in the
+:class:`ClassLoginHandler` is the same page with both bridged and every bcrypt check in a thread (each takes
+about 0.25 s of CPU; on the event loop, a burst of wrong passwords would stall the hub for everyone), with
+NativeAuthenticator's lockout on (after ``allowed_failed_logins`` wrong passwords in a row, a name is refused for
+``seconds_before_next_try`` s), and :class:`ClassChangePasswordHandler` fills in the
 XSRF token its form posts (a template value JupyterHub 6 no longer passes); everything else is NativeAuthenticator's
 own.
 """
@@ -60,6 +63,24 @@ class ClassLoginHandler(NativeLoginHandler):
         if user is not None and self.authenticator.must_change(user.name):
             return url_path_join(self.hub.base_url, "change-password")
         return super().get_next_url(user, default)
+
+    async def post(self):
+        """NativeAuthenticator's sign-in, its password checks off the event loop: on a failure its own handler
+        checks the password again, on the loop, to say "not authorized yet"; here only for an account that is
+        not authorized, in a thread."""
+        data = {arg: self.get_argument(arg, strip=False) for arg in self.request.arguments}
+        user = await self.login_user(data)
+        if user:
+            self._jupyterhub_user = user
+            self.redirect(self.get_next_url(user))
+            return
+        username = data.get("username", "")
+        error = "Invalid username or password."
+        info = self.authenticator.get_user(username)
+        if info is not None and not info.is_authorized and await asyncio.get_running_loop().run_in_executor(
+                None, bcrypt.checkpw, data.get("password", "").encode(), info.password):
+            error = f"User {username} has not been authorized by an administrator yet."
+        self.finish(await self._render(login_error=error, username=username))
 
     def _render(self, login_error=None, username=None, **kwargs):
         """The sign-in page (NativeAuthenticator's template and values); ``sync`` as JupyterHub 6 asks, when it
