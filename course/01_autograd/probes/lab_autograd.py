@@ -38,7 +38,19 @@ def _gradient_seen(numerical_gradient: Callable, f: Callable, x: torch.Tensor, *
 # |f| ~ 10 at eps = 1e-6 (a non-contiguous x sums in another order); f evaluated in float32 differs by
 # ~1e-7 |f| / 2 eps, 0.5 and more: 1e-7 tells them apart with room on both sides.
 @probe("test_numerical_gradient", rtol=1e-7, atol=1e-7,
-       forbid=(".backward", "autograd", ".func", "forward_ad", "make_dual", "gradcheck", "jacobian"))
+       forbid=(".backward", "autograd", ".func", "forward_ad", "make_dual", "gradcheck", "jacobian"),
+       clauses={"central differences (f(x + h e_i) - f(x - h e_i)) / 2h": "lambda t: torch.exp(k * t)",
+                "h is eps itself, not scaled by |x_i|": "far_from_zero",
+                "each difference starts from x itself": "t.prod()",
+                "eps defaults to 1e-6": "_gradient_seen(fn, smooth, draw.randn(draw.randint(1, 4)",
+                "returns a tensor shaped like x, any shape (0-d, 1-d, 2-d, 3-d, empty)": "zero_d",
+                "the same dtype as x (float32 too)": "quarters",
+                "x is not modified (values, requires_grad, .grad)": "contracts",
+                "a non-contiguous x": ".t())",
+                "only calls to f: no autograd, no library differences": "_gradient_seen(fn",
+                "f may go through NumPy": "through_numpy",
+                "f may return a 0-d tensor or a float": "float(np.sum",
+                "an x that requires grad": ".requires_grad_())"})
 def numerical_gradient(ns: Namespace, draw: Draw) -> list:
     """numerical_gradient: central differences with step eps, f only called (no autograd), x unchanged"""
     fn = ns["numerical_gradient"]
@@ -72,6 +84,11 @@ def numerical_gradient(ns: Namespace, draw: Draw) -> list:
         # an x that requires grad, an f through NumPy: the differences are taken on detached data
         _gradient_seen(fn, through_numpy, torch.rand(3, dtype=torch.float64, generator=draw.gen).requires_grad_()),
     ]
+    # any shape x may have: 0-d, 3-d, and empty (a gradient with no element)
+    zero_d = torch.randn((), dtype=torch.float64, generator=draw.gen)
+    cases += [_gradient_seen(fn, smooth, zero_d),
+              _gradient_seen(fn, smooth, draw.randn(2, draw.randint(1, 3), 2, dtype=torch.float64)),
+              _gradient_seen(fn, lambda t: (t.sin() * t).sum() * a, torch.zeros(0, dtype=torch.float64))]
     return cases
 
 
@@ -90,7 +107,14 @@ def _both_signs(draw: Draw, low: float, high: float, count: int, dtype: torch.dt
     return torch.cat([magnitude, -magnitude]).to(dtype)
 
 
-@probe("test_stable_softplus", atol=0.0)  # tails compared relatively: log1p is the point
+@probe("test_stable_softplus", atol=0.0,  # tails compared relatively: log1p is the point
+       clauses={"forward: log(1 + exp(x)), stable (log1p in the tails)": "_both_signs(draw, 30, 60, 2, f64)",
+                "forward and backward finite for any input (float32 past 89, float64 past 710)":
+                    "_both_signs(draw, 89, 120, 2, f32)",
+                "backward: grad_output * sigmoid(x), a non-trivial upstream gradient": "upstream(x)",
+                "a torch.autograd.Function (its own backward node)": "_softplus_seen",
+                "float32 and float64": "f32",
+                "tensors of any shape: 0-d, empty, 2-d": "torch.zeros(0, dtype=f64)"})
 def stable_softplus(ns: Namespace, draw: Draw) -> list:
     """StableSoftplus: forward and gradient with drawn upstream gradients, finite for large |x|"""
     apply = ns["StableSoftplus"].apply
@@ -103,8 +127,14 @@ def stable_softplus(ns: Namespace, draw: Draw) -> list:
                    _both_signs(draw, 15, 25, 2, f32), torch.zeros(1)]),
         (torch.linspace(-40, 40, 24, dtype=f64) + draw.randn(24, dtype=f64)).reshape(4, 6),
         draw.randn(3, 5) * 30,
+        torch.randn((), generator=draw.gen) * 50,  # 0-d
+        torch.zeros(0, dtype=f64),  # empty
     ]
-    return [outcome(_softplus_seen, apply, x, draw.randn(*x.shape, dtype=x.dtype) * 2) for x in inputs]
+
+    def upstream(x: torch.Tensor) -> torch.Tensor:
+        return torch.randn(x.shape, generator=draw.gen, dtype=x.dtype) * 2
+
+    return [outcome(_softplus_seen, apply, x, upstream(x)) for x in inputs]
 
 
 def _reversal_seen(grad_reverse: Callable, x: torch.Tensor, lambdas: list, upstream: torch.Tensor) -> dict:
@@ -130,7 +160,14 @@ def _network_seen(grad_reverse: Callable, draw: Draw, lambd: float) -> dict:
     return {"feat": feat.weight.grad, "feat_bias": feat.bias.grad, "head": head.weight.grad}
 
 
-@probe("test_grad_reverse")
+@probe("test_grad_reverse",
+       clauses={"identity in the forward pass, -lambd times the upstream gradient in backward": "_reversal_seen",
+                "the default lambd = 1.0": "[None]",
+                "lambd = 0 is a float like any other (no gradient reaches x)": "[0.0]",
+                "each call uses its own lambd (two layers in one graph)": "[lambd(), lambd()]",
+                "parameters before and after the layer get their gradients": "_network_seen",
+                "x left unmodified": "contracts",
+                "x of any shape (0-d included)": "torch.randn((), generator=draw.gen)"})
 def grad_reverse(ns: Namespace, draw: Draw) -> list:
     """grad_reverse: identity forward, -lambd x the upstream gradient, lambd kept per call"""
     fn = ns["grad_reverse"]
@@ -143,6 +180,9 @@ def grad_reverse(ns: Namespace, draw: Draw) -> list:
         x = draw.randn(draw.randint(1, 5), draw.randint(1, 5))
         observations.append(outcome(_reversal_seen, fn, x, lambdas, draw.randn(*x.shape)))
     observations.append(outcome(_network_seen, fn, draw, lambd()))
+    observations.append(outcome(_reversal_seen, fn, draw.randn(draw.randint(1, 4)), [0.0], draw.randn(1)))
+    zero_d = torch.randn((), generator=draw.gen)
+    observations.append(outcome(_reversal_seen, fn, zero_d, [lambd()], torch.randn((), generator=draw.gen)))
     return observations
 
 
@@ -252,11 +292,21 @@ def _valid_order_seen(backward_order: Callable, output: torch.Tensor) -> dict:
             "violations": seen.violations}
 
 
-@probe("test_backward_order", iterative=True)
+@probe("test_backward_order", iterative=True,
+       clauses={"every node reachable, each exactly once, after all its consumers": "_valid_order_seen",
+                "output.grad_fn first, AccumulateGrad nodes included, None edges skipped (chains: one valid order)":
+                    "_chained_graph(draw, ops)",
+                "repeated inputs (x * x)": "square",
+                "graphs where depth-first or breadth-first gets the order wrong": "skewed",
+                "iterative: a chain of 10,000 ops, no function calling itself": "chain",
+                "iterative: deep graphs with branches": "branchy",
+                "graphs of any size, a single op on a leaf included": "draw.sizes(0, 30, 15)",
+                "random graphs (diamonds, fan-in, several leaves and heads)": "examples(draw, GRAPHS, 40)"})
 def backward_order(ns: Namespace, draw: Draw) -> list:
     """backward_order: every node once, each after all its consumers, also on deep graphs, iteratively"""
-    outputs = _fixed_graphs(draw) + [_chained_graph(draw, draw.randint(5, 30)) for _ in range(15)]
-    exact = [outcome(_order_seen, ns["backward_order"], out) for out in outputs]
+    skewed, square, chain, branchy = _fixed_graphs(draw)
+    chained = [_chained_graph(draw, ops) for ops in draw.sizes(0, 30, 15)]
+    exact = [outcome(_order_seen, ns["backward_order"], out) for out in [skewed, square, chain, branchy, *chained]]
     return exact + [outcome(_valid_order_seen, ns["backward_order"], _dag(draw, spec))
                     for spec in examples(draw, GRAPHS, 40)]
 
@@ -288,7 +338,17 @@ def _set_params(module: torch.nn.Module, draw: Draw, scale: float) -> torch.nn.M
 
 # atol 1e-5: a float32 conv critic's parameter gradients cancel to ~1e-3, where a correct per-sample loop
 # differs from a batched solution by ~1.4e-6 (2 draws in 100 at atol=1e-6); every wrong solution misses by far more.
-@probe("test_gradient_penalty", rtol=1e-4, atol=1e-5, forbid=(".backward",))
+@probe("test_gradient_penalty", rtol=1e-4, atol=1e-5, forbid=(".backward",),
+       clauses={"mean_i (||grad of sample i's score w.r.t. its own input||_2 - 1)^2, a 0-d tensor": "(mlp, draw.randn",
+                "the 2-norm over all of a sample's elements (images (N, 1, 8, 8))": "1, 8, 8)",
+                "scores shaped (N, 1) or (N,)": "flat_scores",
+                "differentiable w.r.t. the parameters through the input gradient": "_penalty_seen",
+                "leaves every parameter's .grad as it was (parameters that already hold one)": "p.grad = draw.randn",
+                "does not modify x or its requires_grad": "contracts",
+                "an x that requires grad": ".requires_grad_())",
+                "a batch of one": "draw.randn(1, d)",
+                "a zero input gradient: norm 0, finite parameter gradients": "with_dead_row",
+                "float32 and float64": "dtype=torch.float64"})
 def gradient_penalty(ns: Namespace, draw: Draw) -> list:
     """gradient_penalty: per-sample input-gradient norms over all of a sample's elements, (norm - 1)^2 averaged,
     differentiable w.r.t. the parameters, no .grad written; (N, 1) and (N,) scores, 2-D and image inputs, N = 1,
@@ -364,7 +424,20 @@ class _WithIdleLeaf(torch.nn.Module):
         return self.used(x).tanh()
 
 
-@probe("test_saved_bytes_by_module")
+@probe("test_saved_bytes_by_module",
+       clauses={"{leaf name: bytes packed while it ran} for the digits CNN": "_by_module_seen(fn, default",
+                "other widths of the CNN": "narrow",
+                "float64 (element_size counts)": ".double()",
+                "a frozen feature extractor": "frozen",
+                "a call under no_grad (0 for a leaf that saved nothing)": "no_grad=True",
+                "a module instance used twice in one forward (counted each time)": "shared",
+                "ops outside any leaf charged to no leaf": "_OpsOutsideLeaves",
+                "a model that is itself a leaf (name \"\")": "leaf, draw.randn",
+                "only the leaves that ran": "_WithIdleLeaf",
+                "an input that requires grad": ".requires_grad_())",
+                "a batch of one": "batch(1)",
+                "measured with saved_tensors_hooks, every hook removed, twice on one model": "_by_module_seen",
+                "the model left as it was (mode, parameters)": "contracts"})
 def saved_bytes_by_module(ns: Namespace, draw: Draw) -> list:
     """saved_bytes_by_module: bytes packed per leaf module of the digits CNN (widths, float64, frozen features,
     no_grad, a shared module, a leaf model, ops outside any leaf, a leaf that never runs), measured with saved_tensors_hooks, hooks removed, twice in a row"""
@@ -399,6 +472,7 @@ def saved_bytes_by_module(ns: Namespace, draw: Draw) -> list:
         _by_module_seen(fn, default, batch(draw.randint(2, 6)).requires_grad_()),
         _by_module_seen(fn, nn.Sequential(_OpsOutsideLeaves(width), nn.Linear(width, 2)), draw.randn(3, width)),
         _by_module_seen(fn, _WithIdleLeaf(width), draw.randn(draw.randint(2, 6), width)),
+        _by_module_seen(fn, narrow, batch(1)),
     ]
 
 
@@ -419,7 +493,18 @@ def _nan_seen(nan_node: Callable, loss_fn: Callable, x: torch.Tensor, anomaly_on
             "requires_grad_kept": x.requires_grad == requires_grad, "anomaly_left_on": anomaly}
 
 
-@probe("test_nan_node")
+@probe("test_nan_node",
+       clauses={"the type name of the first backward node that returns a NaN (sqrt, log, pow, division, acos)":
+                    "_where(torch.sqrt)",
+                "None when every gradient stays finite": "(t.sin() * t).sum() + t.pow(2).mean()",
+                "a NaN source upstream of another one": "(t.sqrt() + k).log()",
+                "a NaN only in the gradient of an op's second input": "torch.mul(t.log(), t.exp())",
+                "float32 and float64": "f32",
+                "x, its .grad and its requires_grad left as they were": "contracts",
+                "an x that requires grad and already holds a .grad": "held.grad = ",
+                "anomaly mode left as found (on or off)": "anomaly_on=index % 3 == 1",
+                "x of any shape (0-d included)": "zero_d",
+                "faults in any order (an inf before the NaN, an inf alone)": "_fault_lists(draw)"})
 def nan_node(ns: Namespace, draw: Draw) -> list:
     """nan_node: the first backward node returning NaN (sqrt, log, pow, reciprocal, acos, chained sources,
     an inf before it), None when no gradient is NaN; x, x.grad, requires_grad and anomaly mode left as found"""
@@ -452,6 +537,10 @@ def nan_node(ns: Namespace, draw: Draw) -> list:
         # (0 * log(t), t <= 0) is the first NaN, its first one (0 * exp(t)) is finite.
         (lambda t: torch.where(t > 0, torch.mul(t.log(), t.exp()), 0.0).sum(), mixed(n, f64)),
     ]
+    held = mixed(n, f64).requires_grad_()
+    held.grad = draw.randn(n, dtype=f64)
+    zero_d = torch.tensor(-0.5 - draw.random.random(), dtype=f64)
+    cases += [(_where(torch.log), held), (_where(torch.sqrt), zero_d)]
     cases += [(_sum_of(terms), mixed(n, draw.choice([f32, f64]))) for terms in _fault_lists(draw)]
     return [_nan_seen(fn, loss_fn, x, anomaly_on=index % 3 == 1) for index, (loss_fn, x) in enumerate(cases)]
 
