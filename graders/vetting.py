@@ -237,8 +237,9 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
         return value, None
     origin = "" if isinstance(value, _DATA_TYPES) else _origin(value) if callable(value) else type(value).__module__
     top = origin.split(".")[0].lstrip("_")
+    builtin_name = getattr(value, "__name__", "")
     if top == "builtins" and callable(value) and not (
-            getattr(builtins, getattr(value, "__name__", ""), None) is value and value.__name__ in ALLOWED_BUILTINS):
+            getattr(builtins, builtin_name, None) is value and builtin_name in ALLOWED_BUILTINS):
         return _MISSING, f"'{full}' (it is the builtin '{getattr(value, '__name__', name)}')"
     if origin and top not in ALLOWED_ROOTS and top != "builtins":
         return _MISSING, f"'{full}' (it is '{origin}.{getattr(value, '__name__', name)}', of a module graded code may not use)"
@@ -373,10 +374,9 @@ class _Policy(ast.NodeVisitor):
             self.check_identifier(node, node.name)
         if node.returns is not None:
             self.annotation(node.returns)
-        for child in (*node.decorator_list, node.args.defaults, node.args.kw_defaults):
-            for each in child if isinstance(child, list) else [child]:
-                if each is not None:
-                    self.visit(each)
+        for child in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
+            if child is not None:
+                self.visit(child)
         with self.scope(node):
             for arg in (*node.args.posonlyargs, *node.args.args, node.args.vararg, *node.args.kwonlyargs,
                         node.args.kwarg):
@@ -587,7 +587,7 @@ def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) 
     args = function.args
     found = {a.arg for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg) if a}
     declared: set[str] = set()
-    todo = list(function.body) if isinstance(function.body, list) else [function.body]
+    todo: list[ast.AST] = list(function.body) if isinstance(function.body, list) else [function.body]
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -823,10 +823,10 @@ def _recursion(reached: list[tuple[str, ast.stmt]], definitions: Uses, exercise:
         where = "" if cell == exercise else f" (in '{cell}', which it uses)"
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and i in cyclic:
             found.append(Finding(statement.lineno, f"'{statement.name}' calls itself{where}"))
-        for node in _walk_code(statement):
-            if node is not statement and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    any(isinstance(n, ast.Name) and n.id == node.name for n in _walk_code(node)):
-                found.append(Finding(node.lineno, f"'{node.name}' calls itself{where}"))
+        for nested in _walk_code(statement):
+            if nested is not statement and isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    any(isinstance(n, ast.Name) and n.id == nested.name for n in _walk_code(nested)):
+                found.append(Finding(nested.lineno, f"'{nested.name}' calls itself{where}"))
     return found
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import time
 from pathlib import Path
 
 import nbformat
@@ -249,10 +250,12 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def _grade(subs: Path, root: Path, *options: str) -> dict:
+    started = time.perf_counter()
     proc = labs("grade", str(subs), "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(root),
                 "--jobs", "2", *options, timeout=900)
     results = json.loads((root / "reports" / "results.json").read_text())
-    return {"proc": proc, "root": root, "grades": {g["student"]: g for g in results["grades"]}, "results": results}
+    return {"proc": proc, "root": root, "grades": {g["student"]: g for g in results["grades"]}, "results": results,
+            "seconds": time.perf_counter() - started}
 
 
 @pytest.fixture(scope="module")
@@ -379,6 +382,47 @@ READER_ATTACKS = {
     "case-count": "def scale(t, factor):\n    return t * factor if t.shape[0] % 2 else t\n\n"
                   "def relu_grad(x):\n    return (x > 0).to(x.dtype) if len(x) % 2 else x\n",
 }
+
+def _reaching(route: str) -> str:
+    """A submission that is right only if ``route`` (the body of a function) reaches its aim: each of issue
+    49's routes (a frame, a module, a process, a thread, a shell, a kernel, a mounted file, a patched library)
+    earns full marks the day the vetting lets it through and it works."""
+    body = "".join(f"    {line}\n" for line in route.splitlines())
+    return (f"def _route():\n{body}\ntry:\n    REACHED = bool(_route())\nexcept Exception:\n    REACHED = False\n\n"
+            "def scale(t, factor):\n    return t * factor if REACHED else t\n\n"
+            "def relu_grad(x):\n    return (x > 0).to(x.dtype) if REACHED else torch.ones_like(x)\n")
+
+
+FRAME_WALK = "while f is not None:\n    if f.f_code.co_name == 'execute_cells':\n        return True\n    f = f.f_back\n"
+ROUTE_ATTACKS = {
+    "route-class-pattern": "match _route:\n    case object(__globals__=g):\n        return g",
+    "route-formatter": "import string\nreturn string.Formatter().get_field('0.__globals__', [_route], {})[0]",
+    "route-annotation": "import typing\ndef f(x: \"__import__('os').getpid()\"):\n    pass\nreturn typing.get_type_hints(f)",
+    "route-enum-exec": "import enum\nfound = {}\nenum.bltns.exec('import sys; up = sys._getframe(1)', found)\n"
+                       "return found['up']",
+    "route-enum-open": "import enum\nreturn enum.bltns.open('/etc/hostname').read()",
+    "route-dataclasses-inspect": "import dataclasses\n"
+                                 "return any(f.function == 'execute_cells' for f in dataclasses.inspect.stack())",
+    "route-torch-inspect": "return torch.inspect.getmodule(torch.inspect.currentframe()) is None or True",
+    "route-loop-alias": "for m in (torch,):\n    m.equal = lambda *a, **k: True\n"
+                        "return torch.equal(torch.zeros(1), torch.ones(1))",
+    "route-list-alias": "[torch][0].equal = lambda *a, **k: True\nreturn torch.equal(torch.zeros(1), torch.ones(1))",
+    "route-builtins": "import builtins\nbuiltins.sorted = lambda values, **k: []\nreturn sorted([1]) == []",
+    "route-process": "ctx = torch.cuda.tunable.mp.get_context('fork')\np = ctx.Process(target=print)\np.start()\n"
+                     "p.join()\nreturn p.exitcode == 0",
+    "route-thread": "pool = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor(1)\n"
+                    "return pool.submit(lambda: 1).result() == 1",
+    "route-shell": "return torch.cuda.tunable.mp.util.spawnv_passfds(b'/bin/sh', [b'sh', b'-c', b'exit 0'], ()) > 0",
+    "route-kernel": "lib = torch.library.Library('spy49', 'DEF')\nlib.define('f(Tensor x) -> Tensor')\n"
+                    "lib.impl('f', lambda x: x * 2, 'CompositeExplicitAutograd')\n"
+                    "return torch.ops.spy49.f(torch.ones(1)).item() == 2",
+    "route-finaliser": "Spy = type('Spy', (), {'__del__': lambda self: None})\nreturn Spy()",
+    "route-traceback-frames": "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    f = err.__traceback__.tb_frame\n"
+                              + FRAME_WALK,
+    "route-torch-sys-frames": "f = torch.sys._getframe(0)\n" + FRAME_WALK,
+}
+READER_ATTACKS.update({name: _reaching(route) for name, route in ROUTE_ATTACKS.items()})
+HUGE_CELL = "x = 1\n" * ((1 << 20) // 6 + 1)  # 1 MiB of plain Python in one solution cell
 STUDENT_VISIBLE_LEAKS = ("KeyError", "cases differ", "of 5", "raised", "/tmp/", "/work/", "/root/")
 
 
@@ -390,6 +434,13 @@ def _added_cell() -> nbformat.NotebookNode:
     cell.pop("id")  # the fixture is nbformat 4.4, which has no cell ids
     nb.cells.append(cell)
     return nb
+
+
+def _magics_notebook(size: int = 19 << 20, magics: int = 500) -> nbformat.NotebookNode:
+    """A notebook of about ``size`` bytes (under the reader's 20 MiB limit): ``magics`` magic lines in the first
+    solution cell."""
+    line = "%time x = 1  # " + "y" * (size // magics)
+    return _attack("\n".join([line] * magics))
 
 
 def _copied_test() -> nbformat.NotebookNode:
@@ -411,6 +462,8 @@ def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
         _write(subs, name, _attack(code))
     _write(subs, "added-cell", _added_cell())
     _write(subs, "copied-test", _copied_test())
+    _write(subs, "huge-cell", _attack(HUGE_CELL))
+    _write(subs, "magics-19mib", _magics_notebook())
     bad = subs / "bad-json" / CHAPTER / "lab_basic.ipynb"
     bad.parent.mkdir(parents=True)
     bad.write_text("{ not json", encoding="utf-8")
@@ -430,18 +483,34 @@ def test_reader_honest_student_keeps_full_marks(vetted: dict) -> None:
     assert not vetted["grades"]["honest"]["flags"]
 
 
-@pytest.mark.parametrize("attack", [*sorted(READER_ATTACKS), "added-cell", "copied-test"])
+@pytest.mark.parametrize("attack", [*sorted(READER_ATTACKS), "added-cell", "copied-test", "huge-cell", "magics-19mib"])
 def test_reader_attack_earns_nothing(vetted: dict, attack: str) -> None:
     grade = vetted["grades"][attack]
     assert _cells(grade) == dict.fromkeys(FULL, 0.0), grade
     assert grade["status"] == "graded", grade
 
 
-@pytest.mark.parametrize("attack", ["patch-rules", "code-swap", "frame-walk", "computed-name", "thread"])
+@pytest.mark.parametrize("attack", ["patch-rules", "code-swap", "frame-walk", "computed-name", "thread",
+                                    *sorted(ROUTE_ATTACKS), "huge-cell", "magics-19mib"])
 def test_reaching_for_the_grader_is_refused_and_flagged(vetted: dict, attack: str) -> None:
     grade = vetted["grades"][attack]
     assert any(f.startswith("solution cell scale not run: line ") for f in grade["flags"]), grade
     assert "not allowed in graded code" in next(c["why"] for c in grade["cells"] if c["grade_id"] == "test_scale")
+
+
+def test_the_summary_lists_each_refused_submission_with_its_construct(vetted: dict) -> None:
+    summary = (vetted["root"] / "reports" / "summary.html").read_text()
+    for attack in ("route-class-pattern", "route-process", "huge-cell", "magics-19mib"):
+        assert attack in summary, attack
+    for construct in ("__globals__", "torch.cuda.tunable", "bytes (graded code may have at most"):
+        assert construct in summary, construct
+
+
+def test_oversized_cells_cost_the_grader_little(vetted: dict) -> None:
+    """A 1 MiB cell and a 19 MiB notebook of 500 magics are refused before parsing: the batch, honest
+    student included, is graded within the seconds of an ordinary one (no lock, nothing re-tokenised)."""
+    assert vetted["seconds"] < 240, vetted["seconds"]
+    assert vetted["grades"]["honest"]["seconds"] < 30
 
 
 def test_added_cells_and_copied_tests_are_flagged(vetted: dict) -> None:
