@@ -104,11 +104,6 @@ $(PROXY):
 			"the hub test skips and says so"; \
 	fi
 
-# The learner's rules (docs/authoring.md, "A course a learner can follow"): lessons fit one sitting and labs use
-# only torch names a lesson showed (labs lint --learner-rules, in `style`), no answer on the page before its
-# exercise (labs run --answer-leaks, in `notebooks`). Off until the course passes them: LEARNER_RULES=yes.
-LEARNER_RULES ?= no
-
 # ruff (pyproject.toml: BLE, RUF100 among its rules), mypy over the packages (labutils, graders, labs, zygote),
 # and the notebooks' conventions; .pre-commit-config.yaml runs the same before each commit. make test runs
 # style before its lanes and typecheck in a lane (about 40 CPU-s from a cold cache, beside the browser tests).
@@ -116,7 +111,7 @@ lint: style typecheck
 
 style: venv
 	$(BIN)/ruff check labutils graders labs zygote tests benchmarks ci
-	$(BIN)/labs lint course $(if $(filter yes,$(LEARNER_RULES)),--learner-rules)
+	$(BIN)/labs lint course
 
 typecheck: venv
 	$(BIN)/mypy
@@ -137,9 +132,9 @@ unit-slow: venv
 grading: venv
 	$(BIN)/python -m pytest -q --durations=15 -m grading
 
+# --answer-leaks: a lesson fails when an exercise's answer is on the page before it (docs/authoring.md).
 notebooks: venv
-	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html \
-		$(if $(filter yes,$(LEARNER_RULES)),--answer-leaks)
+	$(BIN)/labs run course --smoke --jobs $(JOBS) --report build/report --html --answer-leaks
 
 # The student's path in headless Chromium (skips, saying how to install it, when Chromium is missing).
 browser: venv

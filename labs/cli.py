@@ -115,9 +115,9 @@ def _print_written(written: list[Path]) -> None:
 @app.command()
 def lint(paths: PathsArg = None,
          fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False,
-         learner_rules: Annotated[bool, typer.Option("--learner-rules", help="also: each lesson fits one sitting, "
-                                                     "each lab uses only torch names a lesson showed "
-                                                     "(docs/authoring.md)")] = False) -> None:
+         learner_rules: Annotated[bool, typer.Option("--learner-rules/--no-learner-rules", help="each lesson fits "
+                                                     "one sitting, each lab uses only torch names a lesson showed "
+                                                     "(docs/authoring.md; on by default)")] = True) -> None:
     """Check notebooks against the course conventions; print file:cell: message per problem."""
     from labs import lint as rules
     from labs.notebooks import BadInput, discover

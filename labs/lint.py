@@ -32,9 +32,9 @@ EXERCISE_TAG, SELF_CHECK_TAG = "exercise", "self-check"
 MIN_EXERCISES = 3
 
 
-def lint(paths: list[Path], learner_rules: bool = False) -> list[Problem]:
-    """All problems in the given notebooks, including grade_id clashes within a chapter; ``learner_rules``
-    adds "one sitting" and "taught before" (docs/authoring.md)."""
+def lint(paths: list[Path], learner_rules: bool = True) -> list[Problem]:
+    """All problems in the given notebooks, including grade_id clashes within a chapter, "one sitting" and
+    "taught before" among them (docs/authoring.md; ``learner_rules=False`` leaves those two out)."""
     problems: list[Problem] = []
     grade_ids: dict[str, dict[str, tuple[Path, int]]] = defaultdict(dict)
     for path in paths:

@@ -71,12 +71,13 @@ def same(answer: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> 
 
 def answer_terms(value: Any) -> list[str]:
     """What of an answer a page could give away: its strings of MIN_TERM+ characters and its names (a class
-    or function by ``__name__``, a dtype as ``float16``, an enum member by name), through containers.
-    Numbers and booleans give nothing: a page is full of them."""
+    or function by ``__name__``, a dtype as ``float16``, an enum member by name), through lists, tuples, sets
+    and a dict's values (its keys name what is asked about). Numbers and booleans give nothing: a page is
+    full of them."""
     if isinstance(value, str):
         return [value.strip()] if len(value.strip()) >= MIN_TERM else []
-    if isinstance(value, dict):
-        return answer_terms(list(value.keys())) + answer_terms(list(value.values()))
+    if isinstance(value, dict):  # the keys name what is asked about (the prompt's items), the values answer
+        return answer_terms(list(value.values()))
     if isinstance(value, list | tuple | set | frozenset):
         return [term for item in value for term in answer_terms(item)]
     if isinstance(value, enum.Enum):

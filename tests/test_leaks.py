@@ -76,7 +76,7 @@ def test_a_term_counts_only_standing_alone():
 
 def test_answer_terms_are_strings_and_names_never_numbers():
     assert answer_terms([torch.float32, "ab", "abc", 3, 2.5, True, None]) == ["float32", "abc"]
-    assert answer_terms({"features.0": 1.0}) == ["features.0"]
+    assert answer_terms({"features.0": 1.0, "classifier.1": "bias"}) == ["bias"]  # keys are the prompt's items
     assert answer_terms(torch.nn.Linear) == ["Linear"] and answer_terms(len) == ["len"]
     assert answer_terms(torch.device("cpu")) == ["cpu"]
     assert answer_terms(torch.ones(3)) == []

@@ -13,7 +13,7 @@ from labs.lint import lint
 from labs.lint_rules import MAX_LESSON_CELLS, MAX_LESSON_WORDS, one_sitting
 from labs.lint_taught import basics, imports, names_used, taught_before, torch_vocabulary
 from labs.notebooks import BadInput, read
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, ROOT, labs
 
 LEARNER = FIXTURES / "learner"
 LAB = LEARNER / "01_basics" / "lab_basics.ipynb"
@@ -82,16 +82,23 @@ def test_one_sitting_allows_exactly_its_limits(tmp_path: Path):
     assert len(one_sitting(tmp_path / "1_x.ipynb", nb)) == 2
 
 
-def test_the_rules_run_only_when_asked():
-    with_rules = [str(p) for p in lint([LAB, LEARNER / "02_later" / "2_too_long.ipynb"], learner_rules=True)]
-    without = [str(p) for p in lint([LAB, LEARNER / "02_later" / "2_too_long.ipynb"])]
+def test_the_rules_are_part_of_lint_unless_left_out():
+    with_rules = [str(p) for p in lint([LAB, LEARNER / "02_later" / "2_too_long.ipynb"])]
+    without = [str(p) for p in lint([LAB, LEARNER / "02_later" / "2_too_long.ipynb"], learner_rules=False)]
     assert sum("not shown in any lesson" in p for p in with_rules) == 4
     assert sum("one sitting" in p for p in with_rules) == 2
     assert not any("not shown in any lesson" in p or "one sitting" in p for p in without)
 
 
-def test_labs_lint_learner_rules_prints_each_problem():
-    result = labs("lint", "--learner-rules", str(LEARNER))
+def test_labs_lint_prints_each_problem():
+    result = labs("lint", str(LEARNER))
     assert result.returncode == 1
     assert (f"{LAB}:4: lab_basics exercise 'count_calls': `.remove` not shown in any lesson of chapters 01..01"
             in result.stdout.splitlines())
+    assert "not shown in any lesson" not in labs("lint", "--no-learner-rules", str(LEARNER)).stdout
+
+
+def test_the_course_passes_both_rules():
+    course = sorted((ROOT / "course").glob("0*/*.ipynb"))
+    assert course and [str(p) for p in lint(course) if "one sitting" in p.message
+                       or "not shown in any lesson" in p.message] == []
