@@ -97,12 +97,12 @@ def record_answer(name: str, expected: Any) -> None:
     """Append the answer's terms to the file ``$LABS_ANSWERS`` names, with the key of the running cell's
     source (only under `labs run --answer-leaks`, in IPython; nothing otherwise)."""
     path = os.environ.get(ANSWERS_FILE)
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a dependency of the student's set
+    if not path:
         return
+    from IPython import get_ipython  # a dependency of the student's set
+
     shell = get_ipython()
-    if not path or shell is None:
+    if shell is None:
         return
     history = getattr(shell, "history_manager", None)
     running = history.input_hist_raw[-1] if history is not None and history.input_hist_raw else ""
