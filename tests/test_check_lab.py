@@ -46,13 +46,6 @@ def _check_lab(tmp_path: Path, notebook: Path, **env: str) -> subprocess.Complet
                           env=labs_env() | env, capture_output=True, text=True, timeout=600)
 
 
-def test_a_solved_lab_earns_every_point_and_leaves_nothing_behind(tmp_path: Path):
-    result = _check_lab(tmp_path, _student_copy(tmp_path, solved=True))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "5/5 points (graded)" in result.stdout
-    assert list((tmp_path / "build").iterdir()) == []  # the private grading root is gone: no results.json
-
-
 def test_a_blank_lab_shows_the_feedback_text_and_no_hidden_code(tmp_path: Path):
     result = _check_lab(tmp_path, _student_copy(tmp_path, solved=False))
     assert result.returncode == 1, result.stdout + result.stderr
@@ -115,9 +108,10 @@ sys.meta_path[:] = [StudentsSetOnly if f is importlib.machinery.PathFinder else 
 """
 
 
-def test_it_runs_with_only_the_students_set(tmp_path: Path):
+def test_a_solved_lab_earns_every_point_with_only_the_students_set(tmp_path: Path):
     """`make lab`'s venv has the package without extras: every module of another distribution is refused to
-    the command (the sandbox imports from its own PYTHONPATH, so its side is what pyproject's list says)."""
+    the command (the sandbox imports from its own PYTHONPATH, so its side is what pyproject's list says).
+    Nothing is left behind: the private grading root, with its results.json, is gone."""
     allowed = _student_set()
     blocked = sorted(module for module, dists in metadata.packages_distributions().items()
                      if not any(canonicalize_name(d) in allowed for d in dists) and module.isidentifier())
@@ -131,3 +125,4 @@ def test_it_runs_with_only_the_students_set(tmp_path: Path):
     result = _check_lab(tmp_path, _student_copy(tmp_path, solved=True), **env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "5/5 points (graded)" in result.stdout
+    assert list((tmp_path / "build").iterdir()) == []
