@@ -104,7 +104,15 @@ def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
     return obs
 
 
-@probe("test_storage_index")
+@probe("test_storage_index",
+       clauses={"element [i, j, ...] = offset + i*stride[0] + j*stride[1] + ...": "cases.append((shape, stride",
+                "an int64 tensor of shape `shape`, any number of dims (1-d to 4-d)": "draw.randint(0, 4)",
+                "strides may be 0": "(0, 0)",
+                "shape may be () (a 0-d tensor)": "((), (), offset)",
+                "shape may hold a 0 (an empty tensor)": "((0, size)",
+                "a size-1 dim with any stride": "((1, size), (draw.randint(0, 99), 1)",
+                "offset defaults to 0": "(size + 1, 1))]",
+                "no side effect": "contracts"})
 def storage_index(ns: Namespace, draw: Draw) -> list:
     """storage_index on random shapes, strides and offsets"""
     cases = []
@@ -219,7 +227,13 @@ def _strides_seen(fn: Callable, shape: tuple, stride: tuple, new_shape: tuple) -
     return {"strides": got, "violations": seen.violations}
 
 
-@probe("test_view_strides", forbid=PLAIN_PYTHON)
+@probe("test_view_strides", forbid=PLAIN_PYTHON,
+       clauses={"the strides view would give, a tuple": "examples(draw, LAYOUTS, 110)",
+                "layouts that combine kinds of view (sliced, permuted, expanded, diagonal)": "PAIRED_VIEWS",
+                "None exactly when view raises": "(0, 1), (rows * cols,)",
+                "dimensions of size 1 can go anywhere, with any stride": "unused",
+                "a 0-d tensor to size-1 dims": "((), (), (1,)",
+                "plain Python only: no torch or NumPy function, no tensors": "_strides_seen"})
 def view_strides(ns: Namespace, draw: Draw) -> list:
     """view_strides on layouts any chain of views makes (sliced, stepped, permuted, selected, diagonal, expanded, size-1 dims with any stride), in plain Python"""
     cases = []
@@ -258,12 +272,23 @@ def _transpose_case(draw: Draw, grad: bool) -> tuple[torch.Tensor, int, int]:
     return t, dim0, dim1 - t.dim() if draw.random.random() < 0.3 else dim1
 
 
-@probe("test_transpose_view", forbid=TRANSPOSE_NAMES)
+@probe("test_transpose_view", forbid=TRANSPOSE_NAMES,
+       clauses={"the same values, shape and strides as t.transpose(dim0, dim1)": "_strided_layout(got, t)",
+                "a view: same storage, same storage offset, writes visible": "_view_result(got, t, refill)",
+                "gradients flow back to t (no detach)": "case < 3",
+                "built with torch.as_strided only (no transpose, permute, set_ ...)": "_call_under_rules",
+                "dims may be negative": "(four_d, -1, 0)",
+                "the same dim twice (the identity)": "(one_d, 0, -1)",
+                "t a non-contiguous view with an offset, 1-d to 4-d": "_transpose_case(draw",
+                "t itself left unchanged": "contracts"})
 def transpose_view(ns: Namespace, draw: Draw) -> list:
     """transpose_view is a view with the right values, strides, offset and gradient, made with torch.as_strided only"""
     observations = []
-    for case in range(25):
-        t, dim0, dim1 = _transpose_case(draw, case < 3 or draw.random.random() < 0.4)
+    one_d = draw.randn(draw.randint(8, 20)).requires_grad_()[draw.randint(1, 3)::2]
+    four_d = draw.randn(2, 3, 4, 5)[:, 1:, ::2, 1:]
+    fixed = [(one_d, 0, -1), (four_d, -1, 0), (four_d, 1, 1 - four_d.dim())]
+    for case in range(25 + len(fixed)):
+        t, dim0, dim1 = fixed[case - 25] if case >= 25 else _transpose_case(draw, case < 3 or draw.random.random() < 0.4)
         refill = draw.randn(*t.shape)
         got, violations = _call_under_rules(ns["transpose_view"], (t, dim0, dim1), TRANSPOSE_OPS, TRANSPOSE_NODES)
         if isinstance(got, torch.Tensor):
@@ -274,7 +299,17 @@ def transpose_view(ns: Namespace, draw: Draw) -> list:
     return observations
 
 
-@probe("test_sliding_windows", forbid=WINDOW_NAMES)
+@probe("test_sliding_windows", forbid=WINDOW_NAMES,
+       clauses={"row i is x[i*step : i*step + size], every window that fits": "_view_result(got, x, refill)",
+                "a view made with torch.as_strided (not unfold, set_ ...)": "_call_under_rules",
+                "gradients flow back to x (no detach)": "case in (0, 2, 3)",
+                "size == len(x) (one window)": "size = n if case == 0",
+                "size 1": "1 if case == 1",
+                "windows that overlap (step < size)": "size - 1 if case == 4",
+                "windows that touch (step == size)": "size if case == 5",
+                "windows with gaps (step > size), a step past the end": "n + draw.randint(0, 3) if case == 6",
+                "x a strided view with an offset (base[3::2])": "base[start::step_x]",
+                "x itself left unchanged": "contracts"})
 def sliding_windows(ns: Namespace, draw: Draw) -> list:
     """sliding_windows returns a view of x whose rows are the windows (values and gradient), made with torch.as_strided (no unfold)"""
     observations = []
@@ -283,8 +318,9 @@ def sliding_windows(ns: Namespace, draw: Draw) -> list:
         start, step_x = draw.randint(0, 7), draw.choice([1, 1, 2, 3, 5])
         x = base[start::step_x]
         n = x.shape[0]
-        size = n if case == 0 else 1 if case == 1 else draw.randint(1, n)
-        step = 1 if case == 1 else draw.randint(1, max(1, n - size) + 2)
+        size = n if case == 0 else 1 if case == 1 else draw.randint(2, n) if case in (4, 5) else draw.randint(1, n)
+        step = 1 if case == 1 else size - 1 if case == 4 else size if case == 5 else \
+            n + draw.randint(0, 3) if case == 6 else draw.randint(1, max(1, n - size) + 2)
         refill = draw.randn(n)
         got, violations = _call_under_rules(ns["sliding_windows"], (x, size, step), WINDOW_OPS, WINDOW_NODES)
         seen = _view_result(got, x, refill) if isinstance(got, torch.Tensor) else {"returned": got}
@@ -302,7 +338,14 @@ def _compatible_shapes(draw: Draw) -> list[tuple[int, ...]]:
     return shapes
 
 
-@probe("test_broadcast_shape", forbid=(*PLAIN_PYTHON, "broadcast_shapes", "broadcast_to", "broadcast_tensors"))
+@probe("test_broadcast_shape", forbid=(*PLAIN_PYTHON, "broadcast_shapes", "broadcast_to", "broadcast_tensors"),
+       clauses={"the broadcast shape, a tuple: align from the right, equal, 1 or missing": "_compatible_shapes(draw)",
+                "ValueError when the shapes do not broadcast": "for _ in range(150)",
+                "size 0 broadcasts with 1 and with 0 only": "[(0,), (size,)]",
+                "any number of shapes, none included": "[], [(0,), (1,)]",
+                "shapes of different lengths": "[(size, 1), (draw.randint(2, 9),)]",
+                "later shapes that clash with each other, not with the first": "[(1,), (size,), (size + 1,)]",
+                "plain Python only: no torch or NumPy function, no tensors": "_plain_python"})
 def broadcast_shape(ns: Namespace, draw: Draw) -> list:
     """broadcast_shape's result, or ValueError for shapes that do not broadcast, in plain Python (no torch, NumPy or tensors)"""
     cases = []
@@ -362,10 +405,24 @@ def _overlap_pairs(draw: Draw) -> list[tuple[torch.Tensor, torch.Tensor]]:
     return pairs
 
 
-@probe("test_overlaps")
+@probe("test_overlaps",
+       clauses={"a Python bool: some byte of an element of a is a byte of an element of b": "_overlap_pairs(draw)",
+                "sharing a storage is not enough (interleaved views)": "_overlap_pairs(draw)",
+                "different dtypes (a uint8 view of a float tensor)": "view(torch.uint8)",
+                "different storage objects over the same memory (torch.from_numpy)": "_overlap_pairs(draw)",
+                "empty tensors (two of them; one beside a full one)": "m[0, :0], m[1, :0]",
+                "0-d tensors": "m[r, c], m[r, c]",
+                "the order of the arguments": "b, a",
+                "a and b left unchanged": "contracts"})
 def overlaps(ns: Namespace, draw: Draw) -> list:
     """overlaps on disjoint, interleaved, touching, expanded and byte-level views"""
-    return [outcome(ns["overlaps"], a, b) for a, b in _overlap_pairs(draw)]
+    pairs = _overlap_pairs(draw)
+    m = draw.randn(draw.randint(3, 6), draw.randint(3, 6))
+    r, c = draw.randint(0, m.shape[0] - 1), draw.randint(0, m.shape[1] - 1)
+    wide = m.view(torch.uint8)[:, 4 * c:4 * c + draw.randint(1, 4)]
+    pairs += [(m[0, :0], m[1, :0]), (m[0, :0], m[0, :0]), (m[r, c], m[r, c]), (m[r, c], m[r - 1, c])]
+    pairs += [(b, a) for a, b in [(m[:, c], wide), (m[r, :c], wide), (m[0, :0], m[0])]]
+    return [outcome(ns["overlaps"], a, b) for a, b in pairs]
 
 
 # Exercise 7: im2col of the digits images. However the patches are reached through unfold/im2col
@@ -410,11 +467,23 @@ def _conv_matches(got: Any, t: torch.Tensor, k: int, weight: torch.Tensor) -> An
         return bool(torch.allclose(mine, torch.nn.functional.conv2d(t.detach(), weight), atol=1e-5))
 
 
-@probe("test_patches", forbid=WINDOW_NAMES)
+@probe("test_patches", forbid=WINDOW_NAMES,
+       clauses={"[n, c, i, j, a, b] = images[n, c, i + a, j + b], shape (N, C, H-k+1, W-k+1, k, k)":
+                    "_view_result(got, t, refill)",
+                "the patches redo a Conv2d as one einsum": "_conv_matches",
+                "made with torch.as_strided (no unfold, F.unfold, set_ ...)": "_call_under_rules",
+                "a view of images that gradients flow back through": "requires_grad_()",
+                "non-contiguous batches with an offset, crops, channels-last, several channels":
+                    "_digits_batches(draw)",
+                "1 <= k <= min(H, W), both ends": "draw.randn(1, 2, 4, 7), 4",
+                "a batch of one, H != W": "draw.randn(1, 2, 4, 7)",
+                "images left unchanged": "contracts"})
 def patches(ns: Namespace, draw: Draw) -> list:
     """patches is the im2col view of digits batches (offsets, crops, channels-last; values and gradient), made with torch.as_strided"""
     observations = []
-    for t, k in _digits_batches(draw):
+    extra = [(draw.randn(1, 2, 4, 7), 4), (draw.randn(2, 1, 6, 3).requires_grad_(), 1),
+             (draw.randn(3, 2, 7, 5).requires_grad_()[:, :, 1:, ::2], 3)]
+    for t, k in _digits_batches(draw) + extra:
         weight = draw.randn(2, t.shape[1], k, k)
         refill = draw.randn(*t.shape)
         got, violations = _call_under_rules(ns["patches"], (t, k), PATCH_OPS, WINDOW_NODES + ["Im2ColBackward0"])
@@ -443,7 +512,12 @@ def _diagnose_layouts(draw: Draw) -> list[tuple[tuple[int, ...], tuple[int, ...]
     return layouts
 
 
-@probe("test_diagnose", forbid=PLAIN_PYTHON)
+@probe("test_diagnose", forbid=PLAIN_PYTHON,
+       clauses={"view(-1): alias or raise; reshape(-1): alias or copy; contiguous(): alias or copy":
+                    "_diagnose_layouts(draw)",
+                "add_(1) raises on a dim of size > 1 with stride 0, only then": "_diagnose_layouts(draw)",
+                "0-d, one element, size-1 dims with any stride": "_diagnose_layouts(draw)",
+                "plain Python only: no torch or NumPy function, no tensors": "forbidden(aten=[\"*\"]"})
 def diagnose(ns: Namespace, draw: Draw) -> list:
     """diagnose on contiguous, permuted, sliced, stepped, expanded, size-1 and 0-d layouts, in plain Python"""
     out = []
