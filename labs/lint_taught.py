@@ -89,7 +89,10 @@ def imports(trees: Iterable[ast.Module]) -> tuple[dict[str, str], set[str]]:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     bound, target = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
-                    (aliases.__setitem__(bound, target) if target.split(".")[0] == "torch" else others.add(bound))
+                    if target.split(".")[0] == "torch":
+                        aliases[bound] = target
+                    else:
+                        others.add(bound)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for a in node.names:
                     bound = a.asname or a.name
