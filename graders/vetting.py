@@ -44,6 +44,8 @@ import builtins
 import contextlib
 import functools
 import importlib
+import importlib.machinery
+import importlib.util
 import re
 import sys
 import threading
@@ -138,20 +140,26 @@ class Finding:
 
 @dataclass(frozen=True)
 class Policy:
-    """What graded code of one lab may use: the notebook's module names and the denied paths its own
-    solution cells use (those are allowed in this lab)."""
+    """What graded code of one lab may use: the notebook's module names, and the paths and attribute names
+    the lab's own code uses (those are allowed in this lab, denied or not)."""
 
     modules: Mapping[str, str] = field(default_factory=dict)  # notebook name -> module path
     lab_uses: frozenset[str] = frozenset()  # dotted paths the lab's own code uses
     attributes: frozenset[str] = frozenset()  # attribute names the lab's own code uses
 
+    @functools.cached_property
+    def used_prefixes(self) -> frozenset[str]:
+        """Every path the lab uses and every path above one (``torch.library`` for ``torch.library.custom_op``)."""
+        return frozenset(".".join(parts[:end]) for parts in (u.split(".") for u in self.lab_uses)
+                         for end in range(1, len(parts) + 1))
+
     def uses(self, path: str) -> bool:
         """Whether the lab's own code uses ``path`` itself, or, when it is a module or class, a member of it."""
-        return path in PRIVATE_MEMBERS or any(used == path or used.startswith(path + ".") for used in self.lab_uses)
+        return path in PRIVATE_MEMBERS or path in self.used_prefixes
 
     def unlocked(self, path: str) -> bool:
         """Whether the lab's own code uses ``path`` or something under it."""
-        return any(used == path or used.startswith(path + ".") for used in self.lab_uses)
+        return path in self.used_prefixes
 
     def denied(self, path: str) -> str | None:
         """The entry of :data:`DENIED` that covers ``path`` (None: not denied, or the lab uses it)."""
@@ -214,6 +222,22 @@ def _origin(obj: Any) -> str:
     return type(holder if holder is not None else obj).__module__
 
 
+_USED = object()  # a member the lab's own code uses, not looked at further
+
+
+def _used_value(path: str) -> Any:
+    """What ``path``, which the lab's own code uses, holds, as far as the checks need it: the value when its
+    module is loaded, a module (a stand-in when not loaded) or :data:`_USED`. Never imports a module the lab
+    names (``torch._dynamo``, ``torch.onnx``: seconds each) just to vet a cell."""
+    parent, _, name = path.rpartition(".")
+    members = vars(sys.modules[parent]) if parent in sys.modules else {}
+    if name in members:
+        return members[name]
+    if _is_module(path, trusted=True):
+        return sys.modules.get(path) or types.ModuleType(path)
+    return _USED
+
+
 _DATA_TYPES = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
 
 
@@ -226,11 +250,11 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
         why = _not_public(policy, path, name)
         if why:
             return _MISSING, why
-    value = _resolved(full, used, imports)
+    if used:
+        return _used_value(full), None
+    value = _resolved(full, False, imports)
     if value is _MISSING:
         return value, f"'{full}', which is not part of '{path}'"
-    if used:
-        return value, None
     if isinstance(value, types.ModuleType):
         if getattr(value, "__name__", None) != full:
             return _MISSING, f"'{full}' (the module '{getattr(value, '__name__', '?')}' under another name)"
@@ -494,7 +518,7 @@ class _Policy(ast.NodeVisitor):
     def module_chain(self, node: ast.Attribute, path: str, chain: list[ast.Attribute]) -> None:
         """``module.a.b...``: each step resolved on the real module while it is one; a module at the end of
         the chain, or a store into one, is refused."""
-        value: Any = _resolved(path, trusted=self.policy.uses(path))
+        value: Any = _used_value(path) if self.policy.uses(path) else _resolved(path)
         for index, link in enumerate(chain):
             if not isinstance(value, types.ModuleType):
                 for rest in chain[index:]:
@@ -533,7 +557,7 @@ class _Policy(ast.NodeVisitor):
             if why or not isinstance(value, types.ModuleType):
                 return value
             path = f"{path}.{link.attr}"
-        return _resolved(path, trusted=self.policy.uses(path))
+        return _used_value(path) if self.policy.uses(path) else _resolved(path)
 
     def visit_Call(self, node: ast.Call) -> None:
         if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) != 1:
@@ -694,6 +718,39 @@ def imported_names(sources: tuple[str, ...]) -> Imports:
     return found
 
 
+@functools.lru_cache(maxsize=1024)
+def _is_module(path: str, trusted: bool = False) -> bool:
+    """Whether ``path`` names a module, found without running it or its package (``from labutils import
+    digits`` binds a module: the grader need not import scikit-learn, nor ``torch._dynamo``, to know)."""
+    if path in sys.modules:
+        return isinstance(sys.modules[path], types.ModuleType)
+    if not trusted and path.split(".")[0] not in ALLOWED_ROOTS:
+        return False
+    try:
+        parent = path.rpartition(".")[0]
+        if not parent:
+            return importlib.util.find_spec(path) is not None
+        where = _locations(parent)
+        return bool(where) and importlib.machinery.PathFinder.find_spec(path, where) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _locations(package: str) -> list[str] | None:
+    """Where the package ``package`` keeps its submodules (None: not a package), without importing it."""
+    module = sys.modules.get(package)
+    if module is not None:
+        return list(getattr(module, "__path__", None) or []) or None
+    parent = package.rpartition(".")[0]
+    if parent:
+        where = _locations(parent)
+        spec = importlib.machinery.PathFinder.find_spec(package, where) if where else None
+    else:
+        spec = importlib.util.find_spec(package)
+    return list(spec.submodule_search_locations) if spec and spec.submodule_search_locations else None
+
+
 def _module_bindings(tree: ast.Module, known: Mapping[str, str], trusted: bool = False) -> dict[str, str]:
     """Names ``tree`` binds to modules: by ``import`` and by ``name = <module chain>`` (only the names,
     nothing is checked here; ``trusted``: the lab's own code, whose imports may be of any module)."""
@@ -705,7 +762,7 @@ def _module_bindings(tree: ast.Module, known: Mapping[str, str], trusted: bool =
                     alias.name.split(".")[0]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
-                if alias.name != "*" and isinstance(_resolved(f"{node.module}.{alias.name}", trusted), types.ModuleType):
+                if alias.name != "*" and _is_module(f"{node.module}.{alias.name}", trusted):
                     found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     names = {**known, **found}
     for node in ast.walk(tree):
