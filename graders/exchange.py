@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from nbgrader.api import Gradebook
 from nbgrader.apps import NbGraderAPI
 from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default import ExchangeCollect
@@ -303,6 +304,8 @@ class OwnedCollect(ExchangeCollect):
             self.fail(str(err))
         except OSError as err:
             self.fail(f"the exchange's inbound folder {self.inbound_path}: {_why_not(err)}")
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id):
+            pass  # nbgrader's collect opens, and so creates, the course's gradebook: formgrader finds it there
         self.refused = dict(found.refused)
         for name, why in sorted(found.refused.items()):
             self.log.warning("not collected: %s: %s", name, why)

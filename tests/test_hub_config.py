@@ -276,10 +276,14 @@ def test_what_a_class_keeps_from_students(tmp_path: Path):
     from labs.hub.users import private_paths
 
     own = private_paths(plan_in(tmp_path / "hub", course=CHECKOUT / "course"))
-    assert CHECKOUT / "course" in own and CHECKOUT / "tests" in own
+    assert CHECKOUT / "course" in own and CHECKOUT / "tests" in own and CHECKOUT / ".git" in own
     assert all(p.exists() for p in own)
     (tmp_path / "course").mkdir()
-    assert private_paths(plan_in(tmp_path / "hub", course=tmp_path / "course")) == [tmp_path / "course"]
+    elsewhere = private_paths(plan_in(tmp_path / "hub", course=tmp_path / "course"))
+    assert elsewhere[0] == tmp_path / "course" and CHECKOUT / "course" in elsewhere  # the checkout's, whatever --course
+    assert not {CHECKOUT / n for n in ("labutils", "labs", "graders", "zygote")} & set(own)
+    default_root = private_paths(plan_in(CHECKOUT / "build" / "hub"))
+    assert CHECKOUT / "build" not in default_root and CHECKOUT / "build" / "hub" not in default_root
 
     plan = plan_in(tmp_path)
     first = write_passwords(plan)

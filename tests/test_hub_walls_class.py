@@ -11,6 +11,8 @@ cgroups), driven over HTTP and websockets as each person's browser would (labs.h
    folder ben owns, a malformed name: `labs collect` (as the instructor) exits 0, names each, collects ada's and
    ben's own work, and no solution reaches the gradebook's folder;
 7b. the exchange's course folder is the instructor's before any release: ada can neither take nor move it;
+5. no file ada can read (all of / but the system's folders) holds a line of any lab's solutions or hidden
+   tests;
 6. ada, subscribing to and pushing into every TCP port ben's uid listens on, hears nothing of his kernel's
    output while he prints and puts nothing into it (his kernel's channels are unix sockets);
 7. a student's file stops at the file-size limit (EFBIG) and her /tmp at its size (ENOSPC), and she cannot raise
@@ -33,6 +35,7 @@ import psutil
 import pytest
 
 from labs.hub.client import HubSession
+from labs.hub.plan import CHECKOUT
 from tests.browser.hub import RunningHub, hub_server, need_a_class, run_as
 from tests.conftest import BIN
 
@@ -235,6 +238,78 @@ def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):
     assert not leaked, f"solution lines reached the collected submissions: {leaked[:3]}"
     for student in ("ada", "ben"):
         assert (hub.grading / "submitted" / student / CHAPTER / LAB).is_file(), student
+
+
+SYSTEM = ("/proc", "/sys", "/dev", "/run", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/boot", "/etc")
+WALK = """
+import json, os, stat
+needles = [n.encode() for n in json.loads({needles!r})]
+skip, limit, files, hits = set(json.loads({system!r})), 16 << 20, 0, []
+for root, dirs, names in os.walk('/'):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in skip]
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                continue
+            with open(path, 'rb') as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        files += 1
+        if any(n in data for n in needles):
+            hits.append(path)
+print(json.dumps({{'files': files, 'hits': hits}}))
+"""
+
+
+def distinctive_solution_lines(hub: RunningHub, per_lab: int = 6) -> list[str]:
+    """Of every lab of the checkout's course and the class's: the longest lines of its solutions and hidden tests
+    that appear nowhere in what students are given (the notebooks' other cells, labutils), as written in a
+    notebook's JSON and as plain text."""
+    given = "\n".join(p.read_text() for p in (CHECKOUT / "labutils").rglob("*.py"))
+    chosen: list[str] = []
+    for lab in sorted({*(CHECKOUT / "course").glob("*/lab_*.ipynb"), *hub.course.glob("*/lab_*.ipynb")}):
+        hidden, shown = [], []
+        for cell in json.loads(lab.read_text())["cells"]:
+            inside = False
+            for line in "".join(cell["source"]).splitlines():
+                text = line.strip()
+                if text.startswith("### BEGIN"):
+                    inside = True
+                elif text.startswith("### END"):
+                    inside = False
+                else:
+                    (hidden if inside else shown).append(text)
+        shown_text = "\n".join(shown)
+        fresh = sorted({t for t in hidden if len(t) > 30 and t not in shown_text and t not in given}, key=len)
+        chosen += fresh[-per_lab:]
+    return sorted({form for line in chosen for form in (line, json.dumps(line)[1:-1])})
+
+
+def test_no_solution_text_anywhere_a_student_can_read(hub: RunningHub):
+    """Issue 48, item 5: from ada's kernel, no file she can read holds a line of any lab's solutions or hidden
+    tests. She walks all of / but the system's own folders (SYSTEM): her private /tmp, the class's folders, the
+    checkout, the venv. The checkout's course, tests, history and build/ (executed notebooks, `labs check`'s
+    gradebooks, the kernels' history) are closed to her, as are the class's course and release build."""
+    needles = distinctive_solution_lines(hub)
+    assert len(needles) >= 20, needles
+
+    async def scenario():
+        ada = await signed_in(hub, "ada")
+        kernel = await ada.start_kernel()
+        walked = await kernel.execute(WALK.format(needles=json.dumps(needles), system=json.dumps(SYSTEM)),
+                                      timeout=900)
+        await kernel.close()
+        await ada.close()
+        return walked
+
+    walked = run(scenario())
+    assert walked.status == "ok", walked
+    found = json.loads(walked.output.strip().splitlines()[-1])
+    assert found["files"] > 1000, found  # the walk read the venv, the checkout's open packages, her home...
+    assert not found["hits"], f"ada can read solution text in: {found['hits'][:10]}"
 
 
 def test_no_one_hears_or_speaks_on_a_classmates_kernel(hub: RunningHub):

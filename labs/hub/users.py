@@ -13,8 +13,9 @@ comment :func:`marker` so that :func:`remove_accounts` removes only this class's
   made here, before any student exists (:func:`make_exchange_course`);
 - the course: root:instructor, 0750 (the instructor reads it; students do not);
 - ``--grading`` and the release build: the instructor, 0700 (formgrader and `labs` run as the instructor);
-- when the course is this checkout's, the checkout's ``.git``, ``tests``, ``build/report`` and default course
-  folders: root:instructor, 0750 (they hold every solution).
+- every folder of this checkout but the packages students need (``labutils``, ``labs``, ``graders``, ``zygote``) and
+  the venv: root:instructor, 0750 (sources, tests, history, ``build/``'s caches and gradebooks hold every
+  solution); in a folder on the way to the class's own (``build/``), each folder but those.
 
 Only each folder's own mode changes (not what is inside), and :func:`restore` puts back what
 :func:`lock_down` found when the hub stops.
@@ -35,7 +36,6 @@ from pathlib import Path
 
 import psutil
 
-from graders import paths
 from graders.nbgrader_course import COURSE_ID
 from labs.hub.plan import CHECKOUT, HubPlan, class_name
 
@@ -134,20 +134,37 @@ def _set(path: Path, uid: int, gid: int, mode: int, saved: list[Saved]) -> None:
     path.chmod(mode)
 
 
+# What of this checkout students' servers and kernels import (the editable install maps these packages here), and
+# the grading sandbox's jobs too; none holds a solution. Besides them only the venv, if it lives here, stays open.
+STUDENTS_NEED = ("labutils", "labs", "graders", "zygote")
+
+
 def private_paths(plan: HubPlan) -> list[Path]:
-    """What the instructor may read and students may not: the course; when the course is this checkout's, also
-    the checkout's git history and tests (both hold every solution), its executed course and its default course
-    folders; whichever of them exist."""
+    """What the instructor may read and students may not: the course, and every folder of this checkout but the
+    packages students need and the venv (its sources, tests, git history, docs, caches: `build/`'s executed
+    notebooks, `labs check`'s gradebooks, the kernels' history...); a folder on the way to the class's own folders
+    (``build/`` holding ``build/hub``) stays open, each other folder in it is closed. Whichever exist, the class's
+    own folders (their modes are set apart) left out."""
+    own = (plan.root, plan.grading, plan.release_build)
+    needed = {CHECKOUT / name for name in STUDENTS_NEED}
+    if _holds(CHECKOUT, plan.python_bin):
+        needed.add(CHECKOUT / plan.python_bin.relative_to(CHECKOUT).parts[0])
     candidates = [plan.course]
-    if _holds(CHECKOUT, plan.course):
-        candidates += [CHECKOUT / ".git", CHECKOUT / "tests", CHECKOUT / paths.REPORT_DIR,
-                       CHECKOUT / paths.GRADING_ROOT, CHECKOUT / paths.RELEASE_BUILD]
+    for entry in _folders(CHECKOUT):
+        if entry in needed or entry.name.endswith(".egg-info"):
+            continue
+        on_the_way = any(_holds(entry, p) for p in own)
+        candidates += _folders(entry) if on_the_way else [entry]
     unique = []
     for path in candidates:
-        inside = any(_holds(path, p) or _holds(p, path) for p in (plan.root, plan.grading, plan.release_build))
+        inside = any(_holds(path, p) or _holds(p, path) for p in own)
         if path.exists() and path not in unique and not inside:
             unique.append(path)
     return unique
+
+
+def _folders(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
 
 
 def _holds(folder: Path, path: Path) -> bool:
