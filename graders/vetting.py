@@ -795,6 +795,8 @@ def _used_paths(tree: ast.Module, modules: Mapping[str, str]) -> Iterator[str]:
 def _top_level_names(statement: ast.stmt) -> set[str]:
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {statement.name}
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):  # ``import numpy as xp`` defines ``xp``
+        return {alias.asname or alias.name.split(".")[0] for alias in statement.names}
     return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
@@ -818,8 +820,8 @@ def _walk_code(node: ast.AST) -> Iterator[ast.AST]:
 def _mentioned_cached(node: ast.AST) -> tuple[tuple[str, int], ...]:
     found: dict[str, int] = {}
     for sub in _walk_code(node):
-        names = [sub.id] if isinstance(sub, ast.Name) else [sub.attr, "." + sub.attr] \
-            if isinstance(sub, ast.Attribute) else []
+        names = [sub.id, *KNOWN_ALIASES.get(sub.id, "").split(".")] if isinstance(sub, ast.Name) else \
+            [sub.attr, "." + sub.attr] if isinstance(sub, ast.Attribute) else []
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             names = [part for a in sub.names for part in (*a.name.split("."), a.asname or "")]
             names += (sub.module or "").split(".") if isinstance(sub, ast.ImportFrom) else []
@@ -830,7 +832,8 @@ def _mentioned_cached(node: ast.AST) -> tuple[tuple[str, int], ...]:
 
 def _mentioned(node: ast.AST) -> dict[str, int]:
     """Every identifier ``node`` mentions and its first line: ``name`` for names and imported names,
-    ``.name`` for attributes (so a rule can forbid ``.t`` without forbidding a variable ``t``)."""
+    ``.name`` for attributes (so a rule can forbid ``.t`` without forbidding a variable ``t``); a notebook's
+    usual module names mention their modules too (``F``: ``torch``, ``nn``, ``functional``)."""
     return dict(_mentioned_cached(node))
 
 

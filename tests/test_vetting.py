@@ -279,3 +279,11 @@ def test_a_20_mib_notebook_of_500_magics_does_not_hold_up_an_honest_one() -> Non
     assert all("bytes" in str(r.refused["scale"][0]) for r in refused)
     assert time.perf_counter() - started < 10.0
     assert peak < 64 << 20, f"{peak >> 20} MiB"  # two 20 MiB cells are read, never copied nor parsed
+
+
+def test_a_stated_rule_sees_a_module_under_another_name() -> None:
+    """``import numpy as xp`` in another solution cell, and the notebook's ``F``, name the modules they are."""
+    solutions = {"shape": "def shape(*s):\n    return xp.broadcast_shapes(*s)\n", "other": "import numpy as xp\n"}
+    [finding] = stated_rule_breaks(solutions, "shape", ("numpy",))
+    assert "'numpy'" in finding.what and "in 'other'" in finding.what
+    assert stated_rule_breaks({"f": "def f(x):\n    return F.relu(x)\n"}, "f", ("torch",))
