@@ -65,17 +65,18 @@ ALLOWED_ROOTS = frozenset({
 #: everything under it). They start processes or threads, register operators, load native code, run
 #: code from strings or hand out frames, modules and computed attributes.
 DENIED = frozenset({
-    "torch.library", "torch.multiprocessing", "torch.cuda.tunable", "torch.utils.cpp_extension", "torch.hub",
-    "torch.package", "torch.distributed", "torch.distributed.rpc", "torch.distributed.elastic",
-    "torch.distributed.run", "torch.distributed.launcher", "torch.utils.data", "torch.utils.benchmark", "torch.utils.collect_env",
-    "torch.utils.bundled_inputs", "torch.utils.hooks", "torch.overrides", "torch.compile", "torch.jit", "torch.fx",
-    "torch.ops", "torch.classes", "torch.onnx", "torch.export", "torch.compiler", "torch.backends",
-    "torch.serialization", "torch.testing", "torch.cuda.memory", "torch.cuda.jiterator",
+    "torch.library", "torch.ops", "torch.classes", "torch.multiprocessing", "torch.cuda.tunable",
+    "torch.cuda.jiterator", "torch.utils.cpp_extension", "torch.hub", "torch.package", "torch.distributed",
+    "torch.distributed.rpc", "torch.distributed.elastic", "torch.distributed.run", "torch.distributed.launcher",
+    "torch.utils.data", "torch.utils.benchmark", "torch.utils.collect_env", "torch.utils.bundled_inputs",
+    "torch.utils.tensorboard", "torch.utils.model_zoo", "torch.utils.show_pickle", "torch.utils.throughput_benchmark",
+    "torch.nn.parallel", "torch.overrides", "torch.compile", "torch.compiler", "torch.jit", "torch.fx", "torch.onnx",
+    "torch.export", "torch.serialization",
     "numpy.f2py", "numpy.ctypeslib", "numpy.testing", "numpy.distutils", "numpy.lib.format",
-    "typing.get_type_hints", "typing.ForwardRef", "typing.get_overloads", "typing.get_origin",
+    "typing.get_type_hints", "typing.ForwardRef", "typing.get_overloads",
     "operator.attrgetter", "operator.methodcaller", "functools.singledispatch", "functools.singledispatchmethod",
-    "dataclasses.make_dataclass", "copy.copyreg", "labutils.launch", "labutils.load_ipython_extension",
-    "labutils.notebook", "re.template"})
+    "dataclasses.make_dataclass", "copy.copyreg", "re.template",
+    "labutils.launch", "labutils.load_ipython_extension", "labutils.notebook"})
 #: Of ``inspect``, only what hands back text (source lines, docstrings), never frames, modules or objects.
 INSPECT_TEXT = frozenset({"getsource", "getsourcelines", "getdoc", "cleandoc"})
 #: Builtins graded code may use (any other builtin name is refused, bound by the cell or not).

@@ -287,3 +287,13 @@ def test_a_stated_rule_sees_a_module_under_another_name() -> None:
     [finding] = stated_rule_breaks(solutions, "shape", ("numpy",))
     assert "'numpy'" in finding.what and "in 'other'" in finding.what
     assert stated_rule_breaks({"f": "def f(x):\n    return F.relu(x)\n"}, "f", ("torch",))
+
+
+@pytest.mark.parametrize("spelling", [
+    "torch.nn.parallel.parallel_apply([len, len], [(1,), (2,)])",  # a thread per module
+    "writer = torch.utils.tensorboard.SummaryWriter()",  # a writer thread
+    "import torch.utils.data as data\nloader = data.DataLoader([1], num_workers=2)",
+])
+def test_no_thread_or_process_in_a_lab_that_does_not_teach_them(spelling: str) -> None:
+    for chapter in ("01_autograd", "02_tensors"):
+        assert vet(spelling, _lab_imports(chapter)), (chapter, spelling)
