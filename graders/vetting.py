@@ -75,7 +75,7 @@ DENIED = frozenset({
     "numpy.f2py", "numpy.ctypeslib", "numpy.testing", "numpy.distutils", "numpy.lib.format",
     "typing.get_type_hints", "typing.ForwardRef", "typing.get_overloads",
     "operator.attrgetter", "operator.methodcaller", "functools.singledispatch", "functools.singledispatchmethod",
-    "dataclasses.make_dataclass", "copy.copyreg", "re.template",
+    "dataclasses.make_dataclass", "copy.copyreg", "re.template", "abc.ABCMeta",
     "labutils.launch", "labutils.load_ipython_extension", "labutils.notebook"})
 #: Of ``inspect``, only what hands back text (source lines, docstrings), never frames, modules or objects.
 INSPECT_TEXT = frozenset({"getsource", "getsourcelines", "getdoc", "cleandoc"})
@@ -118,6 +118,9 @@ ALLOWED_DUNDER_METHODS = frozenset({
     "__gt__", "__ge__", "__hash__", "__bool__", "__enter__", "__exit__", "__add__", "__radd__", "__sub__",
     "__rsub__", "__mul__", "__rmul__", "__matmul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
     "__neg__", "__pos__", "__abs__", "__float__", "__int__", "__index__", "__iadd__", "__isub__", "__imul__"})
+#: What graded code may read of a function's ``__code__`` (facts, never the code object itself).
+CODE_FACTS = frozenset({"co_firstlineno", "co_filename", "co_name", "co_qualname", "co_argcount", "co_kwonlyargcount",
+                        "co_posonlyargcount", "co_varnames", "co_nlocals"})
 #: Keywords that turn loading data into running code.
 UNSAFE_KEYWORDS = {"weights_only": False, "allow_pickle": True}
 #: Names a notebook commonly gives modules, for callers that pass names without the imports behind them.
@@ -319,6 +322,8 @@ class _Policy(ast.NodeVisitor):
         self.bound = _bound_names(tree)
         self.own_private = _own_private(tree)
         self.aliases: set[int] = set()  # ids of ``Name = <module chain>`` statements' values
+        self.code_reads: set[int] = set()  # ids of ``f.__code__`` read for a ``co_`` fact (``co_firstlineno``)
+        self.type_reads: set[int] = set()  # ids of ``type(x)`` calls read for a name or compared, and their ``type``
 
     def refuse(self, node: ast.AST, what: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 1), what))
@@ -334,6 +339,8 @@ class _Policy(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         name = node.id
+        if name == "type" and id(node) not in self.type_reads:
+            self.refuse(node, "'type' other than called as 'type(x)'")
         if name in DENIED_NAMES or (hasattr(builtins, name) and name not in ALLOWED_BUILTINS
                                     and not name.startswith("_")):
             self.refuse(node, f"'{name}'")
@@ -512,6 +519,13 @@ class _Policy(ast.NodeVisitor):
         self.attribute_name(node, node.attr, own)
         if not isinstance(node.ctx, ast.Load) and node.attr.startswith("__"):
             self.refuse(node, f"changing the dunder attribute '.{node.attr}'")
+        if node.attr in CODE_FACTS and isinstance(node.value, ast.Attribute) and node.value.attr == "__code__":
+            self.code_reads.add(id(node.value))
+        if node.attr == "__code__" and id(node) not in self.code_reads:
+            self.refuse(node, f"'.__code__' other than for one of {', '.join(sorted(CODE_FACTS))} (a code object "
+                              "can be rebuilt into a function)")
+        if node.attr in ("__name__", "__qualname__") and _is_type_call(node.value):
+            self.type_reads.add(id(node.value))
         if node.attr == "format" and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
             self.refuse(node, "'.format' of a string built at run time (format fields reach into attributes)")
         self.visit(node.value)
@@ -561,8 +575,18 @@ class _Policy(ast.NodeVisitor):
         return _used_value(path) if self.policy.uses(path) else _resolved(path)
 
     def visit_Call(self, node: ast.Call) -> None:
-        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) != 1:
-            self.refuse(node, "'type' with other than one argument (it makes a class)")
+        if _is_type_call(node):
+            self.type_reads.add(id(node.func))
+            if id(node) not in self.type_reads:
+                self.refuse(node, "'type(x)' other than 'type(x).__name__' or in a comparison (a class taken from "
+                                  "a value can make classes: type(type(x))('C', (), {...}))")
+        elif isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
+            self.type_reads.update(id(arg) for arg in node.args[1:] if _is_type_call(arg))
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            self.type_reads.update(id(side) for side in (node.left, *node.comparators) if _is_type_call(side))
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -570,6 +594,12 @@ class _Policy(ast.NodeVisitor):
             self.refuse(node, "a string that names a dunder")
         elif isinstance(node.value, str) and "{" in node.value and _reaches_into(node.value):
             self.refuse(node, "a format string that reaches into attributes or items ('{x.attr}', '{x[k]}')")
+
+
+def _is_type_call(node: ast.AST) -> bool:
+    """``type(x)``: one argument, no keywords."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
+        len(node.args) == 1 and not node.keywords
 
 
 def _chain(node: ast.Attribute) -> tuple[list[ast.Attribute], ast.expr]:

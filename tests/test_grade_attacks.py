@@ -420,6 +420,9 @@ ROUTE_ATTACKS = {
     "route-traceback-frames": "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    f = err.__traceback__.tb_frame\n"
                               + FRAME_WALK,
     "route-torch-sys-frames": "f = torch.sys._getframe(0)\n" + FRAME_WALK,
+    "route-rebuilt-function": "f = lambda m: m.qqq\ng = type(f)(f.__code__.replace(co_names=('__globals__',)), {})\n"
+                              "return g(_route)",
+    "route-runtime-dunder": "name = '_' * 2 + 'del' + '_' * 2\nreturn type(type(0))('Spy', (), {name: print})()",
 }
 READER_ATTACKS.update({name: _reaching(route) for name, route in ROUTE_ATTACKS.items()})
 HUGE_CELL = "x = 1\n" * ((1 << 20) // 6 + 1)  # 1 MiB of plain Python in one solution cell

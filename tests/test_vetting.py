@@ -187,6 +187,11 @@ ROUTES = {
     "an attribute getter": "import operator\nread = operator.attrgetter('x')",
     "a private module under a public name": "from torch.utils import _python_dispatch",
     "a shell escape": "!id",
+    "a function rebuilt from a code object": "f = lambda m: m.x\n"
+                                              "g = type(f)(f.__code__.replace(co_names=('__globals__',)), {})",
+    "a metaclass from type(type(x))": "name = '_' * 2 + 'del' + '_' * 2\nSpy = type(type(0))('Spy', (), {name: print})",
+    "abc.ABCMeta builds a class": "import abc\nname = '_' * 2 + 'del' + '_' * 2\nSpy = abc.ABCMeta('Spy', (), {name: print})",
+    "a library class as a value": "T = type(torch.ones(1))\nT.clone = len",
 }
 
 
