@@ -5,6 +5,8 @@
 - :mod:`labs.hub.users`: one unix user per person, homes 0700, who may read what;
 - :mod:`labs.hub.limits`: each student's cgroup (memory, CPU, processes);
 - :mod:`labs.hub.spawner`: LocalProcessSpawner inside those cgroups (loaded by the hub);
+- :mod:`labs.hub.walls`: each server's private /tmp and file-size limit (in the spawner's preexec_fn);
+- :mod:`labs.hub.kernel`: the class's python3 kernel, no TCP port (ipykernel over unix sockets);
 - :mod:`labs.hub.auth`: NativeAuthenticator with the class's accounts (loaded by the hub);
 - :mod:`labs.hub.config`: the jupyterhub_config.py and each user's Jupyter config it writes;
 - :mod:`labs.hub.run`: set up, run and stop the hub; remove the class;

@@ -62,7 +62,7 @@ def page_config(plan: HubPlan, user: str) -> dict:
 def server_args(plan: HubPlan, user: str) -> list[str]:
     """Arguments of the user's jupyterhub-singleuser: students get no formgrader or course list; the
     instructor's pages may be framed by their own JupyterLab, and their root holds the course (formgrader)."""
-    args = [KERNEL_TRANSPORT]
+    args = [] if plan.demo else [KERNEL_TRANSPORT]  # --demo: no private runtime folder for the sockets
     if plan.role(user) == "student":
         args += [f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}",
                  f"--ServerApp.tornado_settings={STUDENT_TORNADO!r}"]
