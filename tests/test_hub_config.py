@@ -91,6 +91,12 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert f"c.Exchange.root = {str(tmp_path / 'exchange')!r}" in student_nbgrader
     teacher_nbgrader = (tmp_path / "config" / "teacher" / "nbgrader_config.py").read_text()
     assert "student_id" not in teacher_nbgrader and str(tmp_path / "grading") in teacher_nbgrader
+    teacher_config = Config()
+    exec(teacher_nbgrader, {"get_config": lambda: teacher_config})
+    from nbgrader.exchange import ExchangeFactory
+
+    factory = ExchangeFactory(config=teacher_config)  # formgrader's Collect button: labs collect's class
+    assert factory.collect is exchange.OwnedCollect
     disabled = (tmp_path / "config" / "ada" / "labconfig" / "page_config.json").read_text()
     assert "@jupyter/nbgrader:formgrader" in disabled and "@jupyter/nbgrader:create-assignment" in disabled
     assert "formgrader" not in (tmp_path / "config" / "teacher" / "labconfig" / "page_config.json").read_text()

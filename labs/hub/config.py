@@ -25,6 +25,7 @@ from labs.hub.plan import CHECKOUT, HubPlan
 from labs.hub.walls import under_private
 from labs.lab import STUDENT_DISABLED_PLUGINS, STUDENT_SERVER_EXTENSIONS
 
+OWNED_COLLECT = "graders.exchange.OwnedCollect"
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
 INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
 # A student's pages may be framed by nothing (a page another student serves under the hub's origin included).
@@ -47,7 +48,9 @@ def nbgrader_config_text(plan: HubPlan, user: str) -> str:
              f"c.Exchange.root = {str(plan.exchange)!r}"]
     if plan.role(user) == "instructor":
         db_url = f"sqlite:///{plan.grading / 'gradebook.db'}"
-        lines += [f"c.CourseDirectory.root = {str(plan.grading)!r}", f"c.CourseDirectory.db_url = {db_url!r}"]
+        lines += [f"c.CourseDirectory.root = {str(plan.grading)!r}", f"c.CourseDirectory.db_url = {db_url!r}",
+                  "# formgrader's Collect as `labs collect`: no link followed, each submission its student's own",
+                  f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}"]
     elif plan.demo:
         lines.append(f"c.CourseDirectory.student_id = {user!r}  # --demo: one unix user for all, name the student")
     return "\n".join(lines) + "\n"
