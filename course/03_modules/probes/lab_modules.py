@@ -90,20 +90,44 @@ def _mlp_case(ns: Namespace, draw: Draw, dtype: torch.dtype) -> dict:
     return obs
 
 
-@probe("test_normalized_mlp")
+@probe("test_normalized_mlp",
+       clauses={"parameters hidden and out, nothing else; buffers mean, std, calls": "_mlp_case(ns, draw, dtype)",
+                "mean and std: float32 copies of statistics of any dtype": "torch.int64",
+                "forward(x) = out(relu(hidden((x - mean) / std))), differentiable": "_mlp_case(ns, draw, dtype)",
+                "mean and std saved in state_dict, moved by .to(), calls not saved": "_mlp_case(ns, draw, dtype)",
+                "calls grows by one per forward call, in eval mode and under no_grad too": "net.eval()",
+                "one input feature, a batch of one row": "ns[\"NormalizedMLP\"](1,",
+                "the caller's statistics left unchanged": "contracts"})
 def normalized_mlp(ns: Namespace, draw: Draw) -> list:
     """NormalizedMLP: parameters, buffers, state_dict, forward, copies of mean/std, .to() and reloading"""
     # Statistics given as float32, float64 and int64, each every run: the buffers are float32 copies.
     dtypes = [torch.float32, torch.float64, torch.int64, draw.choice([torch.float32, torch.float64, torch.int64])]
-    return [_mlp_case(ns, draw, dtype) for dtype in dtypes]
+    cases = [_mlp_case(ns, draw, dtype) for dtype in dtypes]
+    # "per call": every forward counts, whatever the mode and whether autograd records
+    net = ns["NormalizedMLP"](1, draw.randint(2, 5), draw.randint(1, 3), draw.randn(1), draw.randn(1).abs() + 1)
+    _set_linear(draw, net.hidden)
+    _set_linear(draw, net.out)
+    x = draw.randn(1, 1)
+    outputs = [outcome(net, x)]
+    net.eval()
+    outputs.append(outcome(net, x))
+    with torch.no_grad():
+        outputs.append(outcome(net, x))
+    net.train()
+    outputs.append(outcome(net, x))
+    cases.append({"outputs": outputs, "calls": _snapshot(net.calls), "state": _module_state(net)})
+    return cases
 
 
-def _epoch_case(ns: Namespace, draw: Draw, clip: str, groups: int) -> dict:
+def _epoch_case(ns: Namespace, draw: Draw, clip: str, groups: int, last: str = "smaller") -> dict:
     """One epoch on a drawn model, data and optimizer (of ``groups`` parameter groups, 0: drawn),
-    starting in eval mode with stale gradients."""
+    starting in eval mode with stale gradients; ``last``: the last batch "smaller" than the others, as
+    "full" as they are, or the "only" batch (smaller than batch_size)."""
     n_in, n_classes = draw.randint(3, 8), draw.randint(2, 4)
     batch_size = draw.randint(4, 9)
     n = batch_size * draw.randint(2, 5) + draw.randint(1, batch_size - 1)  # a smaller last batch
+    if last != "smaller":
+        n = batch_size * draw.randint(2, 5) if last == "full" else draw.randint(1, batch_size - 1)
     xs, ys = draw.randn(n, n_in), torch.randint(0, n_classes, (n,), generator=draw.gen)
     batches = [(xs[i:i + batch_size], ys[i:i + batch_size]) for i in range(0, n, batch_size)]
     model = _small_mlp(draw, n_in, n_classes, dropout=0.3)
@@ -132,11 +156,21 @@ def _epoch_case(ns: Namespace, draw: Draw, clip: str, groups: int) -> dict:
             "parameters": [p.detach() for p in model.parameters()]}
 
 
-@probe("test_train_one_epoch", rtol=1e-5, atol=1e-6)
+@probe("test_train_one_epoch", rtol=1e-5, atol=1e-6,
+       clauses={"training mode whatever mode the model came in": "_epoch_case(ns, draw, clip, groups)",
+                "gradients cleared before each step (stale .grad never leaks)": "_epoch_case(ns, draw, clip, groups)",
+                "max_norm None (passed or by default): no clipping": '("none", 1)',
+                "total 2-norm over all parameters clipped to max_norm, two parameter groups": '("small", 2)',
+                "steps already small enough left alone": '("large", 0)',
+                "max_norm 0.0 is not None": '("zero", 2)',
+                "the per-sample mean loss, a Python float, a smaller last batch": "_epoch_case(ns, draw, clip, groups)",
+                "equal batches, and a loader of one batch": '"only"',
+                "no other side effect (global modes, RNG)": "contracts"})
 def train_one_epoch(ns: Namespace, draw: Draw) -> list:
     """train_one_epoch: training mode, gradients cleared before each step, total-norm clipping (none, clipped, unclipped, max_norm 0) over one or two parameter groups, per-sample mean loss"""
     cases = (("none", 1), ("small", 2), ("large", 0), ("none", 0), ("small", 1), ("zero", 2))
-    return [_epoch_case(ns, draw, clip, groups) for clip, groups in cases]
+    return [_epoch_case(ns, draw, clip, groups) for clip, groups in cases] + \
+        [_epoch_case(ns, draw, "none", 1, last="full"), _epoch_case(ns, draw, "small", 2, last="only")]
 
 
 def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
@@ -149,6 +183,9 @@ def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
     if boundary == "no_warmup":
         warmup = 0
     total = warmup + draw.randint(1, 9)
+    if boundary in ("one_cosine_step", "one_warmup_step"):  # the shortest cosine; the shortest warmup
+        warmup = draw.randint(1, 6) if boundary == "one_cosine_step" else 1
+        total = warmup + 1 if boundary == "one_cosine_step" else warmup + draw.randint(1, 9)
     min_ratio = draw.choice([0.05, 0.1, 0.25, 0.5] if boundary == "floor" else [0.0, 0.05, 0.1, 0.25, 0.5])
     bases = [draw.random.uniform(0.01, 1.0) for _ in range(draw.randint(2, 3) if boundary == "floor" else draw.randint(1, 3))]
     params = [nn.Parameter(torch.zeros(1)) for _ in bases]
@@ -167,10 +204,18 @@ def _lr_case(ns: Namespace, draw: Draw, boundary: str = "") -> list:
     return seen
 
 
-@probe("test_warmup_cosine")
+@probe("test_warmup_cosine",
+       clauses={"returns a LambdaLR; the lr of the t-th optimizer.step()": "_lr_case(ns, draw, boundary)",
+                "(t + 1) / warmup_steps while t < warmup_steps, one warmup step included": '"one_warmup_step"',
+                "the cosine from warmup_steps to total_steps, one cosine step included": '"one_cosine_step"',
+                "min_ratio for t >= total_steps": '"floor"',
+                "warmup_steps may be 0": '"no_warmup"',
+                "min_ratio defaults to 0": '"default"',
+                "every parameter group keeps its own base_lr": '"floor"'})
 def warmup_cosine(ns: Namespace, draw: Draw) -> list:
     """warmup_cosine: the learning rate of every group at every step (warmup, cosine, floor, min_ratio by default)"""
-    return [_lr_case(ns, draw, boundary) for boundary in ("no_warmup", "floor", "default", "", "", "")]
+    return [_lr_case(ns, draw, boundary)
+            for boundary in ("no_warmup", "floor", "default", "", "", "", "one_cosine_step", "one_warmup_step")]
 
 
 def _seed_all(seed: int) -> None:
@@ -244,7 +289,10 @@ def _resume_case(ns: Namespace, draw: Draw, folder: Path, where: str) -> dict:
     total = per_epoch * draw.randint(2, 3) + draw.randint(1, per_epoch - 1)
     stop = {"mid": per_epoch * draw.randint(0, 1) + draw.randint(2, per_epoch - 1),
             "epoch_end": per_epoch * draw.randint(1, 2), "first": 1,
-            "last_epoch": total - draw.randint(1, 2), "end": total, "eval": per_epoch + draw.randint(1, per_epoch - 1)}[where]
+            "last_epoch": total - draw.randint(1, 2), "end": total, "eval": per_epoch + draw.randint(1, per_epoch - 1),
+            "twice": per_epoch + draw.randint(1, per_epoch - 2)}[where]
+    if where == "twice":
+        stop2 = stop + draw.randint(1, per_epoch - (stop - per_epoch))  # later in the same epoch, or its end
     modes = [False] * 3 if where == "eval" else [bool(draw.randint(0, 1)) for _ in range(3)]
     data = (draw.randn(n, draw.randint(3, 6)), torch.randint(0, 3, (n,), generator=draw.gen), draw.randint(8, 16))
     init, loader_seed, seed = draw.randint(0, 1000), draw.randint(0, 1000), draw.randint(0, 2**31)
@@ -261,17 +309,32 @@ def _resume_case(ns: Namespace, draw: Draw, folder: Path, where: str) -> dict:
     obs["weights_only_load"] = outcome(_load_safely, path)
     _seed_all(draw.randint(0, 2**31))  # a new process: other RNG states, weights and loader seed
     resumed = _resumable_run(draw, data, batch_size, draw.randint(1001, 2000), draw.randint(1001, 2000), modes[2])
+    if where == "twice":  # a second stop later in the same epoch, from the resumed run, then a third run
+        obs["second_stop"] = outcome(_train_capped, ns["train_resumable"], resumed, total, path, stop_at=stop2)
+        obs["at_second_stop"] = _final_state(resumed)
+        _seed_all(draw.randint(0, 2**31))
+        resumed = _resumable_run(draw, data, batch_size, draw.randint(2001, 3000), draw.randint(2001, 3000), modes[2])
     obs["resume"] = outcome(_train_capped, ns["train_resumable"], resumed, total, path)
     obs["resumed"] = _final_state(resumed)
     return obs
 
 
-@probe("test_checkpoint")
+@probe("test_checkpoint",
+       clauses={"total_steps optimizer steps over loader, epoch after epoch": "_resume_case(ns, draw, Path(tmp), where)",
+                "stop_at saves right after that step and returns; the file loads with weights_only=True":
+                    "_resume_case(ns, draw, Path(tmp), where)",
+                "stop_at in the middle of an epoch": '"mid"',
+                "stop_at at an epoch's end": '"epoch_end"',
+                "stop_at after the first step": '"first"',
+                "stop_at in the last epoch, and after the last step": '"last_epoch", "end"',
+                "resumes from path if it exists, bitwise like one run (weights, optimizer, lr)": '"mid"',
+                "training mode whatever mode the model comes in": '"eval"',
+                "stop, resume, stop again in the same epoch, resume again": '"twice"'})
 def checkpoint(ns: Namespace, draw: Draw) -> list:
     """train_resumable: stopping mid-epoch, at an epoch's end, after step 1, in the last epoch or after the last step, then resuming, ends bitwise like one run; models given in eval mode"""
     with tempfile.TemporaryDirectory() as tmp:
         return [_resume_case(ns, draw, Path(tmp), where)
-                for where in ("mid", "epoch_end", "first", "last_epoch", "end", "eval")]
+                for where in ("mid", "epoch_end", "first", "last_epoch", "end", "eval", "twice")]
 
 
 class _Augmented(torch.utils.data.Dataset):
@@ -295,13 +358,22 @@ def _loader_epoch(ns: Namespace, draw: Draw, seed: int, workers: int, n: int, ba
     return list(ns["make_loader"](_Augmented(n), batch_size, seed, workers))
 
 
-@probe("test_make_loader")
+@probe("test_make_loader",
+       clauses={"shuffles with its own generator seeded with seed, whatever the global RNG": "_loader_epoch",
+                "the same seed gives identical epochs, another seed other epochs": "(seed, seed, other)",
+                "num_workers > 0: each worker reseeds its copy of dataset.rng from its whole worker seed":
+                    "(0, 1, 2, 0, 0)",
+                "num_workers == 0: dataset.rng = np.random.default_rng(seed), a seed past 2**32 included":
+                    "2**32 + draw.randint(0, 10**6)",
+                "batch_size given; a smaller last batch": "draw.randint(2, 4)"})
 def make_loader(ns: Namespace, draw: Draw) -> list:
     """make_loader: batch order and augmentation for given seeds, with and without workers"""
     cases = []
-    for workers in (0, 1, 2, 0):  # one worker: reseeded too (not only when there are several)
+    for case, workers in enumerate((0, 1, 2, 0, 0)):  # one worker: reseeded too (not only when there are several)
         n, batch_size = draw.randint(8, 24), draw.randint(2, 4)
         seed, other = draw.randint(0, 10**6), draw.randint(0, 10**6)
+        if case == 4:  # the whole seed, not reduced modulo 2**32
+            seed, other = 2**32 + draw.randint(0, 10**6), 2**33 + draw.randint(0, 10**6)
         cases.append([_loader_epoch(ns, draw, s, workers, n, batch_size) for s in (seed, seed, other)])
     return cases
 
@@ -313,7 +385,8 @@ def _accumulate_case(ns: Namespace, draw: Draw, shape: str) -> dict:
     size = draw.randint(4, 6) if shape == "chunky" else draw.randint(2, 6)
     # "chunky": 2 * size + 1 samples are size, size, 1; three equal chunks (x.chunk(3)) would be smaller
     n = {"uneven": size * draw.randint(1, 4) + draw.randint(1, size - 1), "even": size * draw.randint(2, 4),
-         "one": draw.randint(1, size), "singles": draw.randint(3, 7), "chunky": 2 * size + 1}[shape]
+         "one": draw.randint(1, size), "singles": draw.randint(3, 7), "chunky": 2 * size + 1,
+         "exact": size, "lone": 1}[shape]
     if shape == "singles":
         size = 1
     x, y = draw.randn(n, n_in), torch.randint(0, n_classes, (n,), generator=draw.gen)
@@ -339,10 +412,21 @@ def _accumulate_case(ns: Namespace, draw: Draw, shape: str) -> dict:
             "grads": [p.grad for p in model.parameters()]}
 
 
-@probe("test_accumulate_gradients", rtol=1e-5, atol=1e-6)
+@probe("test_accumulate_gradients", rtol=1e-5, atol=1e-6,
+       clauses={"the whole batch's labelled-mean gradient in every .grad, its loss as a Python float":
+                    "_accumulate_case(ns, draw, shape)",
+                "micro-batches of exactly micro_batch_size in order, only the last smaller": '"uneven"',
+                "equal micro-batches": '"even"',
+                "micro-batches the size of chunks, not x.chunk": '"chunky"',
+                "micro_batch_size 1": '"singles"',
+                "one micro-batch (the batch no bigger than micro_batch_size), a batch of one sample": '"lone"',
+                "a micro-batch exactly the whole batch": '"exact"',
+                "a micro-batch with no labelled sample, no NaN in .grad": '"even"',
+                "earlier contents of .grad do not count": "_accumulate_case(ns, draw, shape)"})
 def accumulate_gradients(ns: Namespace, draw: Draw) -> list:
     """accumulate_gradients: full-batch gradient and loss with unlabelled samples, uneven/even/single micro-batches, stale gradients ignored"""
-    return [_accumulate_case(ns, draw, shape) for shape in ("uneven", "uneven", "even", "one", "singles", "uneven", "chunky")]
+    shapes = ("uneven", "uneven", "even", "one", "singles", "uneven", "chunky", "exact", "lone")
+    return [_accumulate_case(ns, draw, shape) for shape in shapes]
 
 
 def _accuracy_and_confusion(result: object) -> object:
@@ -360,7 +444,8 @@ class _Unbatched:
         return iter(())
 
 
-def _evaluate_case(ns: Namespace, draw: Draw, splits: object, start_training: bool, workers: int) -> dict:
+def _evaluate_case(ns: Namespace, draw: Draw, splits: object, start_training: bool, workers: int,
+                   last_of_one: bool = False) -> dict:
     """evaluate on a DigitsCNN with drawn weights over a drawn part of a digits split."""
     from labutils import digits
 
@@ -376,6 +461,8 @@ def _evaluate_case(ns: Namespace, draw: Draw, splits: object, start_training: bo
     batch_size = draw.randint(7, 64)
     if count % batch_size == 0:
         batch_size += 1  # a smaller last batch
+    if last_of_one:  # a last batch of one sample
+        batch_size = count - 1
     loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, num_workers=workers)
     model.train(start_training)
     modes: list = []
@@ -404,7 +491,16 @@ def _more_classes_case(ns: Namespace, draw: Draw, splits: object) -> dict:
             "classes": classes}
 
 
-@probe("test_evaluate", rtol=1e-6, atol=1e-9)
+@probe("test_evaluate", rtol=1e-6, atol=1e-9,
+       clauses={"accuracy over all samples, a Python float; a smaller last batch": "_evaluate_case(ns",
+                "a last batch of one sample": "last_of_one=True",
+                "confusion[t, p], int64 (num_classes, num_classes)": "_evaluate_case(ns",
+                "num_classes other than 10": "_more_classes_case",
+                "every forward in eval mode and without autograd": "_evaluate_case(ns",
+                "the model left in the mode it came in (training or eval)": "(False, 0)",
+                "a loader with worker processes": "(True, 2)",
+                "an empty loader: 0.0 and an all-zero matrix": "_Unbatched()",
+                "grad mode and the rest left as found": "contracts"})
 def evaluate(ns: Namespace, draw: Draw) -> list:
     """evaluate on DigitsCNN and the digits data: accuracy, confusion [truth, prediction], eval + no autograd, mode restored, workers 0 and 2, empty loader, more classes"""
     from labutils import digits
@@ -415,6 +511,7 @@ def evaluate(ns: Namespace, draw: Draw) -> list:
     model = digits.DigitsCNN()
     cases.append({"empty": _accuracy_and_confusion(outcome(ns["evaluate"], model, _Unbatched())), "classes": 10})
     cases.append(_more_classes_case(ns, draw, splits))
+    cases.append(_evaluate_case(ns, draw, splits, True, 0, last_of_one=True))
     return cases
 
 
@@ -472,7 +569,13 @@ def _training_epoch(spec: tuple) -> object:
     return epoch
 
 
-@probe("test_diagnose")
+@probe("test_diagnose",
+       clauses={"\"ok\" for every way of writing a correct epoch": "_BUGGY.items()",
+                "\"no_zero_grad\": never, once, or only after each step": "_BUGGY.items()",
+                "\"eval_mode\": from the start, part-way, or never leaving the caller's eval mode": "_BUGGY.items()",
+                "\"softmax_loss\": probabilities into cross_entropy": "_BUGGY.items()",
+                "decided by running train_epoch (no readable source)": "_training_epoch(spec)",
+                "in any order": "draw.random.shuffle(specs)"})
 def diagnose(ns: Namespace, draw: Draw) -> list:
     """diagnose: the label of every drawn training epoch (each way of writing no bug, zero_grad missing or after the step only, eval mode from the start, part-way or never leaving it, softmax into cross_entropy)"""
     specs = [(label, spec) for label, options in _BUGGY.items() for spec in options]
