@@ -49,6 +49,16 @@ def test_only_the_cells_since_the_heading_before_the_exercise_count():
     assert [leak.cell for leak in find_leaks(nb, _answers(nb, {14: ["weight"]}))] == [12]
 
 
+def test_a_self_check_that_prints_the_answer_before_its_verdict_leaks_it():
+    nb = _executed({8: "made: torch.float32\n[dtype of x] not answered yet: replace the ...\n"})
+    leaks = find_leaks(nb, _answers(nb, {8: ["float32"]}))
+    assert [leak.message() for leak in leaks] == [
+        "answer leak: the answer 'float32' of the exercise at cell 7 is printed by its self-check cell 8 before "
+        "the verdict"]
+    nb = _executed({8: "[dtype of x] not answered yet: replace the ...\nfloat32 is the default\n"})
+    assert find_leaks(nb, _answers(nb, {8: ["float32"]})) == []  # after the verdict: an explanation
+
+
 def test_an_exercise_marked_answer_shown_is_not_read():
     nb = _executed({})
     assert "answer_shown" in nb.cells[16].metadata

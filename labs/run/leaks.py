@@ -4,7 +4,8 @@ While a lesson runs, each ``exercises.check`` / ``check_function`` appends the t
 (strings of 3+ characters and names: :func:`labutils.exercises.answer_terms`) to the file ``$LABS_ANSWERS``
 names, with a key of the source of the self-check cell that ran it. After the run, each exercise cell (tagged
 ``exercise``) is read with its self-check's terms: none may appear in the markdown, or in the text outputs,
-of the cells from the heading before the exercise up to it. An exercise whose cell metadata says
+of the cells from the heading before the exercise up to it, nor in what its self-check cell prints before the
+check's verdict (shown to a student who runs the check without answering). An exercise whose cell metadata says
 ``"answer_shown": "<why>"`` is not read (docs/authoring.md, "Answer leaks", lists the known false positives).
 """
 
@@ -25,6 +26,7 @@ EXERCISE_TAG, SELF_CHECK_TAG = "exercise", "self-check"
 SHOWN_ANYWAY = "answer_shown"
 HEADING = re.compile(r"^#{1,6}\s", re.M)
 TEXT_OUTPUTS = ("text/plain", "text/markdown", "text/html", "text/latex")
+VERDICT = re.compile(r"^\[.+?\] (?:not answered yet|right|not yet)\b", re.M)  # what exercises.check prints
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,13 @@ class Leak:
     exercise: int
     cell: int
     term: str
-    where: str  # "markdown" or "output"
+    where: str  # "markdown", "output", or "check" (its self-check's output before the verdict)
 
     def message(self, source_index: Callable[[int], int] = lambda i: i) -> str:
         """One line; ``source_index`` maps the executed notebook's cell indices back to the source's."""
+        if self.where == "check":
+            return (f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
+                    f"printed by its self-check cell {source_index(self.cell)} before the verdict")
         return (f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
                 f"in the {self.where} of cell {source_index(self.cell)}, before the prediction")
 
@@ -117,7 +122,15 @@ def find_leaks(nb: NotebookNode, answers: dict[str, set[str]]) -> list[Leak]:
         for j in span:
             text, where = shown_text(nb.cells[j], from_heading=j == span.start)
             leaks += [Leak(i, j, term, where) for term in sorted(terms) if appears(term, text)]
+        printed = before_verdict(shown_text(check)[0])
+        leaks += [Leak(i, i + 1, term, "check") for term in sorted(terms) if appears(term, printed)]
     return leaks
+
+
+def before_verdict(text: str) -> str:
+    """What a self-check cell printed before the first verdict of ``exercises.check``."""
+    verdict = VERDICT.search(text)
+    return text[:verdict.start()] if verdict else text
 
 
 def leaks_in(executed: Path, answers_file: Path) -> list[Leak]:
