@@ -9,12 +9,16 @@ grader against a reference run.
 from __future__ import annotations
 
 import linecache
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from graders.protocol import Cell
 
 MESSAGE_CHARS = 500
+#: Set in the job before any cell runs: ``torch.load`` never unpickles objects, however it is called
+#: (``torch.load(f, **{"weights_" + "only": False})`` passes the vetting's keyword check).
+SAFE_ENVIRONMENT = {"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "1"}
 
 
 @dataclass
@@ -42,6 +46,8 @@ def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[st
     """Run ``cells`` in one IPython shell; per graded cell ``{"ok", "error"}``, and the namespace."""
     from IPython.core.interactiveshell import InteractiveShell
 
+    os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
+    os.environ.update(SAFE_ENVIRONMENT)
     shell = InteractiveShell.instance()
     if shell.display_formatter is not None:  # nobody sees pictures here: do not render them
         shell.display_formatter.active_types = ["text/plain"]

@@ -72,7 +72,7 @@ DENIED = frozenset({
     "torch.utils.tensorboard", "torch.utils.model_zoo", "torch.utils.show_pickle", "torch.utils.throughput_benchmark",
     "torch.nn.parallel", "torch.overrides", "torch.compile", "torch.compiler", "torch.jit", "torch.fx", "torch.onnx",
     "torch.export", "torch.serialization",
-    "numpy.f2py", "numpy.ctypeslib", "numpy.testing", "numpy.distutils", "numpy.lib.format",
+    "numpy.f2py", "numpy.ctypeslib", "numpy.testing", "numpy.distutils", "numpy.lib.format", "numpy.load",
     "typing.get_type_hints", "typing.ForwardRef", "typing.get_overloads",
     "operator.attrgetter", "operator.methodcaller", "functools.singledispatch", "functools.singledispatchmethod",
     "dataclasses.make_dataclass", "copy.copyreg", "re.template", "abc.ABCMeta",
@@ -164,6 +164,18 @@ class Policy:
     def unlocked(self, path: str) -> bool:
         """Whether the lab's own code uses ``path`` or something under it."""
         return path in self.used_prefixes
+
+    @functools.cached_property
+    def denied_objects(self) -> dict[int, str]:
+        """The objects :data:`DENIED` names that are not modules, by ``id``: refused under any other path too
+        (``numpy.lib.npyio.load`` is ``numpy.load``)."""
+        found = {}
+        for path in DENIED:
+            if not self.unlocked(path) and not _is_module(path):
+                value = _resolved(path)
+                if value is not _MISSING:
+                    found[id(value)] = path
+        return found
 
     def denied(self, path: str) -> str | None:
         """The entry of :data:`DENIED` that covers ``path`` (None: not denied, or the lab uses it)."""
@@ -263,6 +275,8 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
         if getattr(value, "__name__", None) != full:
             return _MISSING, f"'{full}' (the module '{getattr(value, '__name__', '?')}' under another name)"
         return value, None
+    if id(value) in policy.denied_objects:
+        return _MISSING, f"'{full}' (it is '{policy.denied_objects[id(value)]}', not allowed in graded code of this lab)"
     origin = "" if isinstance(value, _DATA_TYPES) else _origin(value) if callable(value) else type(value).__module__
     top = origin.split(".")[0].lstrip("_")
     builtin_name = getattr(value, "__name__", "")

@@ -178,6 +178,11 @@ def scale(t, factor):
 def relu_grad(x):
     return x
 """,
+    # torch.load with weights_only=False spelled so no keyword check sees it: the job forces weights-only loads.
+    "unpickle": "class Box:\n    pass\n\ntorch.save({'box': Box()}, '/tmp/box.pt')\ntry:\n"
+                "    REACHED = isinstance(torch.load('/tmp/box.pt', **{'weights_' + 'only': False})['box'], Box)\n"
+                "except Exception:\n    REACHED = False\n\ndef scale(t, factor):\n    return t * factor if REACHED else t\n\n"
+                "def relu_grad(x):\n    return (x > 0).to(x.dtype) if REACHED else torch.ones_like(x)\n",
     "odd-tensors": "def scale(t, factor):\n    return (t * factor).to_sparse()\n\n"
                    "def relu_grad(x):\n    return torch.nested.nested_tensor([(x > 0).float(), (x > 0).float()])\n",
 }

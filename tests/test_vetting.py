@@ -192,6 +192,7 @@ ROUTES = {
     "a metaclass from type(type(x))": "name = '_' * 2 + 'del' + '_' * 2\nSpy = type(type(0))('Spy', (), {name: print})",
     "abc.ABCMeta builds a class": "import abc\nname = '_' * 2 + 'del' + '_' * 2\nSpy = abc.ABCMeta('Spy', (), {name: print})",
     "a library class as a value": "T = type(torch.ones(1))\nT.clone = len",
+    "numpy.load's pickles, positionally": "state = np.load('x.npy', None, True)",
 }
 
 
