@@ -422,14 +422,11 @@ class _Policy(ast.NodeVisitor):
             self.check_identifier(node, node.name)
         if node.returns is not None:
             self.annotation(node.returns)
-        for child in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
-            if child is not None:
-                self.visit(child)
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.defaults(node.args)
         with self.scope(node):
-            for arg in (*node.args.posonlyargs, *node.args.args, node.args.vararg, *node.args.kwonlyargs,
-                        node.args.kwarg):
-                if arg is not None:
-                    self.visit_arg(arg)
+            self.parameters(node.args)
             for statement in node.body:
                 self.visit(statement)
 
@@ -445,24 +442,22 @@ class _Policy(ast.NodeVisitor):
         finally:
             self.modules.update(shadowed)
 
-    def visit_arguments(self, node: ast.arguments) -> None:
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.defaults(node.args)
+        with self.scope(node):
+            self.parameters(node.args)
+            self.visit(node.body)
+
+    def parameters(self, node: ast.arguments) -> None:
         for arg in (*node.posonlyargs, *node.args, node.vararg, *node.kwonlyargs, node.kwarg):
             if arg is not None:
                 self.visit_arg(arg)
+
+    def defaults(self, node: ast.arguments) -> None:
+        """A function's defaults, read where the function is defined (outside its own names)."""
         for default in (*node.defaults, *node.kw_defaults):
             if default is not None:
                 self.visit(default)
-
-    def visit_Lambda(self, node: ast.Lambda) -> None:
-        for default in (*node.args.defaults, *node.args.kw_defaults):
-            if default is not None:
-                self.visit(default)
-        with self.scope(node):
-            for arg in (*node.args.posonlyargs, *node.args.args, node.args.vararg, *node.args.kwonlyargs,
-                        node.args.kwarg):
-                if arg is not None:
-                    self.visit_arg(arg)
-            self.visit(node.body)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.check_identifier(node, node.name)
@@ -1001,11 +996,3 @@ def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable
     if iterative:
         findings += _recursion(reached, definitions, exercise)
     return sorted(set(findings), key=lambda f: (f.line, f.what))
-
-
-def python_of(cell_source: str) -> str:
-    """A notebook cell's source as the Python IPython runs (magics become ``get_ipython()`` calls). Not used
-    by the vetting (a cell that is not Python is refused); kept for tools that show what a cell runs."""
-    from IPython.core.inputtransformer2 import TransformerManager
-
-    return TransformerManager().transform_cell(cell_source)
