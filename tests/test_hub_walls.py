@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,47 @@ def test_a_course_folder_a_student_made_stops_collect_saying_so(class_exchange, 
     os.chown(inbound.parent, 61001, 61001)
     with pytest.raises(RuntimeError, match="course folder belongs to ada, not to the instructor"):
         exchange.collect(grading, CHAPTER, exchange_root, [LAB])
+
+
+def test_a_host_without_mount_namespaces_is_named_before_the_class_starts(monkeypatch):
+    """labs hub refuses to start (ClassNotPossible, saying why) where no server could get its private /tmp."""
+    from labs.hub import walls
+
+    def refused(*args) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(walls, "private_tmp", refused)
+    assert "needs a mount namespace of its own" in (walls.private_tmp_possible() or "")
+
+
+def test_a_private_tmp_shows_nothing_of_the_real_one_but_what_is_kept(tmp_path: Path):
+    """As root: a process given a private /tmp (as each server is, before it becomes its person) sees only the
+    folders kept for it there, cannot fill it past its size, and leaves nothing in the real /tmp."""
+    need_root()
+    import subprocess
+    import tempfile
+
+    from labs.hub.walls import private_tmp
+
+    kept = Path(tempfile.mkdtemp(prefix="labs-walls-kept-", dir="/tmp"))
+    other = Path(tempfile.mkdtemp(prefix="labs-walls-other-", dir="/tmp"))
+    try:
+        (kept / "needed").write_text("x\n")
+        kept.chmod(0o755)
+        script = ("ls -A /tmp /dev/shm; cat " + str(kept / "needed") + "; touch /tmp/left-behind; "
+                  "head -c 3000000 /dev/zero > /tmp/fill || echo FULL")
+        def become_nobody() -> None:  # as the spawner: the private /tmp as root, then the person's uid
+            private_tmp(65534, 65534, 2 << 20, [str(kept)])
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+
+        result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False,
+                                preexec_fn=become_nobody)
+        listed = result.stdout.split()
+        assert kept.name in listed and other.name not in listed, result.stdout
+        assert "x" in listed and "FULL" in listed, result.stdout + result.stderr
+        assert not Path("/tmp/left-behind").exists()
+    finally:
+        for folder in (kept, other):
+            shutil.rmtree(folder, ignore_errors=True)

@@ -23,6 +23,7 @@ from labs.hub import users
 from labs.hub.config import hub_config_text, write_user_files
 from labs.hub.limits import remove_class_groups
 from labs.hub.plan import CHECKOUT, HubPlan
+from labs.hub.walls import private_tmp_possible
 
 
 class HubDidNotStart(RuntimeError):
@@ -71,6 +72,9 @@ def check_class_possible(plan: HubPlan) -> None:
     if os.geteuid() != 0:
         raise ClassNotPossible("a class makes a unix user per person: run labs hub as root "
                                "(or try it as it was, one unix user and any password, with --demo)")
+    refused = private_tmp_possible()
+    if refused:
+        raise ClassNotPossible(refused)
     for path in needed_by_students(plan):
         blocked = users.unreachable(path / "x")
         if blocked is not None:

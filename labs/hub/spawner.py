@@ -56,7 +56,8 @@ def server_port(low: int = 10000, high: int | None = None, attempts: int = 200) 
 
 
 class ClassSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner with per-student cgroup limits (memory, CPU quota, processes)."""
+    """LocalProcessSpawner with per-student cgroup limits (memory, CPU quota, processes), a private /tmp for every
+    server and a file-size limit for students."""
 
     class_name = Unicode("labs-hub", help="the class's cgroup folder under the hub's own").tag(config=True)
     memory_bytes = Integer(2 << 30, help="memory of all of a student's processes together").tag(config=True)
@@ -77,7 +78,8 @@ class ClassSpawner(LocalProcessSpawner):
         return self.user.name not in self.unlimited_users
 
     def make_preexec_fn(self, name: str):
-        """Join the student's group (as root), then become the student (LocalProcessSpawner's own step)."""
+        """As root: join the student's group, take a private /tmp (:mod:`labs.hub.walls`) and, for a student, the
+        file-size limit; then become the person (LocalProcessSpawner's own step)."""
         become = set_user_setuid(name)
         group = self._student_group
         entry = pwd.getpwnam(name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
 
 from graders.sandbox import jail
 
@@ -60,3 +61,13 @@ def _between(folder: str) -> list[str]:
     parts = folder.split("/")
     paths = ["/".join(parts[:n]) for n in range(2, len(parts))]
     return [p for p in paths if under_private(p) and p not in PRIVATE]
+
+
+def private_tmp_possible() -> str | None:
+    """Why a server could not get its private /tmp here (no mount namespaces: a container without
+    CAP_SYS_ADMIN), or None: tried in a child process that runs ``true``."""
+    try:
+        subprocess.run(["true"], preexec_fn=lambda: private_tmp(os.getuid(), os.getgid(), 1 << 20, []), check=True)
+    except (subprocess.SubprocessError, OSError) as err:
+        return f"each server's private /tmp needs a mount namespace of its own, which this host refuses ({err})"
+    return None
