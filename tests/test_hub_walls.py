@@ -1,4 +1,5 @@
-"""`labs collect` follows no link and never stops for one bad entry (graders/exchange.py), without a hub.
+"""`labs collect` follows no link and never stops for one bad entry (graders/exchange.py), without a hub;
+a server's private /tmp.
 
 A hand-made exchange (nbgrader's layout: ``EXCHANGE/pytorch-labs/inbound/<student>+<chapter>+<time>+<random>``)
 holds the attacks of issue 48 from a student's side: a notebook that is a link to the instructor's source lab, a
@@ -8,6 +9,9 @@ student's latest acceptable submission, copies no byte the student could not rea
 refused, and `labs collect` exits 0. The owner checks (a submission or a file owned by someone other than the
 student it names, the course folder made by a student) chown to other uids: as root (CI is), skipped otherwise.
 tests/test_hub_walls_class.py performs the same attacks from a student's account on a real class.
+
+Also each server's private /tmp (labs/hub/walls.py): as root, a process given one sees only what was kept for it
+and fills it only to its size; a host that refuses mount namespaces is named before a class starts.
 """
 
 from __future__ import annotations
