@@ -695,12 +695,18 @@ def _parse(source: str) -> ast.Module:
             return ast.parse(source)
 
 
-@functools.lru_cache(maxsize=512)
 def _parsed(source: str) -> ast.Module | None:
-    """The syntax tree of ``source``; None when it is too large, not Python or too deeply nested. Cached (a
-    rule is read over the same solution cells once per test cell; the trees are never changed)."""
+    """The syntax tree of ``source``; None when it is too large, not Python or too deeply nested. A cell over
+    the size limit is never parsed nor kept (the cache below holds only cells within it)."""
     if len(source) > MAX_CELL_BYTES or len(source.encode("utf-8", "surrogatepass")) > MAX_CELL_BYTES:
         return None
+    return _parsed_within_limit(source)
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_within_limit(source: str) -> ast.Module | None:
+    """Cached (a rule is read over the same solution cells once per test cell; the trees are never changed):
+    at most 512 cells of at most :data:`MAX_CELL_BYTES`, 32 MiB of source."""
     try:
         return _parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -12,7 +12,7 @@ import pytest
 
 from graders.cells import restore
 from graders.coursedir import nbgrader_meta
-from graders.vetting import MAX_CELL_BYTES, imported_names, stated_rule_breaks, vet
+from graders.vetting import MAX_CELL_BYTES, _parsed_within_limit, imported_names, stated_rule_breaks, vet
 from tests.conftest import FIXTURES, ROOT
 
 MODULES = {"torch", "np", "F", "nn", "dist"}
@@ -239,9 +239,11 @@ def test_every_identifier_is_checked(identifier: str) -> None:
 
 def test_a_cell_over_the_size_limit_is_refused_before_it_is_parsed() -> None:
     started = time.perf_counter()
+    cached = _parsed_within_limit.cache_info().currsize
     [finding] = vet("x = 1\n" * ((1 << 20) // 6 + 1), MODULES)  # 1 MiB of a line Python parses
     assert finding.line == 1 and f"at most {MAX_CELL_BYTES}" in finding.what
     assert time.perf_counter() - started < 0.5
+    assert _parsed_within_limit.cache_info().currsize == cached  # nothing of it is kept
 
 
 def test_magics_are_refused_without_transforming_the_cell() -> None:
