@@ -684,14 +684,20 @@ def _own_private(tree: ast.Module) -> set[str]:
 _RETRY_LOCK = threading.Lock()
 
 
-def _parse(source: str) -> ast.Module:
+def _parse(source: str, tries: int = 5) -> ast.Module:
     """``ast.parse`` without a lock. CPython 3.11's parser can raise ``SystemError`` ("AST constructor
-    recursion depth mismatch") when two threads parse at once; that parse alone is repeated under a lock
-    (one bounded cell, at most :data:`MAX_CELL_BYTES`)."""
+    recursion depth mismatch") when two threads parse at once; that parse alone is repeated, under a lock
+    (one bounded cell, at most :data:`MAX_CELL_BYTES`), up to ``tries`` times: the error is the grader's,
+    never the cell's, and reaches the grade as a grader error if it persists."""
     try:
         return ast.parse(source)
     except SystemError:
         with _RETRY_LOCK:
+            for _ in range(tries - 1):
+                try:
+                    return ast.parse(source)
+                except SystemError:
+                    continue
             return ast.parse(source)
 
 

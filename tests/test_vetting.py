@@ -308,3 +308,20 @@ def test_a_stated_rule_sees_a_module_under_another_name() -> None:
 def test_no_thread_or_process_in_a_lab_that_does_not_teach_them(spelling: str) -> None:
     for chapter in ("01_autograd", "02_tensors"):
         assert vet(spelling, _lab_imports(chapter)), (chapter, spelling)
+
+
+def test_a_parse_that_meets_the_threaded_parser_error_is_repeated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No lock around parsing; CPython 3.11's "AST constructor recursion depth mismatch" (two threads parsing
+    at once) costs one more parse of that cell, never its refusal."""
+    import ast
+
+    calls, parse = [], ast.parse
+
+    def flaky(source: str, *args: object, **kwargs: object) -> ast.Module:
+        calls.append(source)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=1, after=2)")
+        return parse(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ast, "parse", flaky)
+    assert vet("seen = 49  # parsed twice", MODULES) == [] and len(calls) == 2
