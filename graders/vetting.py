@@ -264,12 +264,11 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
     ``imports``: as an ``import`` statement reads it."""
     full = f"{path}.{name}"
     used = policy.uses(full)
-    if not used:
-        why = _not_public(policy, path, name)
-        if why:
-            return _MISSING, why
     if used:
         return _used_value(full), None
+    why = _not_public(policy, path, name)
+    if why:
+        return _MISSING, why
     value = _resolved(full, False, imports)
     if value is _MISSING:
         return value, f"'{full}', which is not part of '{path}'"
@@ -339,7 +338,11 @@ class _Policy(ast.NodeVisitor):
         self.own_private = _own_private(tree)
         self.aliases: set[int] = set()  # ids of ``Name = <module chain>`` statements' values
         self.code_reads: set[int] = set()  # ids of ``f.__code__`` read for a ``co_`` fact (``co_firstlineno``)
-        self.type_reads: set[int] = set()  # ids of ``type(x)`` calls read for a name or compared, and their ``type``
+        self.type_reads: set[int] = set()
+        self.docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                           if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                           and node.body and isinstance(node.body[0], ast.Expr)
+                           and isinstance(node.body[0].value, ast.Constant)}  # ids of ``type(x)`` calls read for a name or compared, and their ``type``
 
     def refuse(self, node: ast.AST, what: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 1), what))
@@ -601,6 +604,8 @@ class _Policy(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if id(node) in self.docstrings:  # text for the reader (``f.__doc__`` reaches no sink that follows names)
+            return
         if isinstance(node.value, str) and _DUNDER_TEXT.search(node.value):
             self.refuse(node, "a string that names a dunder")
         elif isinstance(node.value, str) and "{" in node.value and _reaches_into(node.value):

@@ -79,7 +79,8 @@ def test_no_correct_solution_is_refused(name: str, chapter: str, source: str) ->
 
 
 def test_ordinary_pytorch_is_not_reflection() -> None:
-    ordinary = ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    ordinary = ("class Net(nn.Module):\n    \"\"\"Its __init__ makes {self.hidden}.\"\"\"\n"
+                "    def __init__(self):\n        super().__init__()\n"
                 "        self._hidden = nn.Linear(2, 2)\n    def forward(self, x):\n        return self._hidden(x)\n"
                 "n = sum(1 for _ in Net().modules())\nv = torch.ones(2)._version\nname = type(v).__name__\n"
                 "s = torch.stack([v, v]).trace()\nmsg = '{} {:.3f} {name!r}'.format(1, 2.0, name=name)\n")
