@@ -294,7 +294,8 @@ def test_no_solution_text_anywhere_a_student_can_read(hub: RunningHub):
     """Issue 48, item 5: from ada's kernel, no file she can read holds a line of any lab's solutions or hidden
     tests. She walks all of / but the system's own folders (SYSTEM): her private /tmp, the class's folders, the
     checkout, the venv. The checkout's course, tests, history and build/ (executed notebooks, `labs check`'s
-    gradebooks, the kernels' history) are closed to her, as are the class's course and release build."""
+    gradebooks, the kernels' history) are closed to her, as are the class's course and release build. A copy of the
+    course elsewhere on the host (another checkout) fails it too, named as out of labs hub's reach."""
     needles = distinctive_solution_lines(hub)
     assert len(needles) >= 20, needles
 
@@ -311,7 +312,11 @@ def test_no_solution_text_anywhere_a_student_can_read(hub: RunningHub):
     assert walked.status == "ok", walked
     found = json.loads(walked.output.strip().splitlines()[-1])
     assert found["files"] > 1000, found  # the walk read the venv, the checkout's open packages, her home...
-    assert not found["hits"], f"ada can read solution text in: {found['hits'][:10]}"
+    ours = [h for h in found["hits"] if any(h.startswith(f"{top}/") for top in (CHECKOUT, hub.scratch))]
+    elsewhere = [h for h in found["hits"] if h not in ours]
+    assert not ours, f"ada can read solution text in the checkout or the class's folders: {ours[:10]}"
+    assert not elsewhere, (f"ada can read solution text elsewhere on this host, out of labs hub's reach (another copy "
+                           f"of the course? docs/hub.md, what the host must provide): {elsewhere[:10]}")
 
 
 def test_no_one_hears_or_speaks_on_a_classmates_kernel(hub: RunningHub):
