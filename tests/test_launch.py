@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import linecache
+import math
 import os
 import signal
 import subprocess
@@ -118,6 +119,26 @@ def test_module_source_ships_imports_constants_and_helpers() -> None:
     namespace: dict = {}
     exec(compile(source, "<shipped>", "exec"), namespace)
     assert namespace["main_fn"](4).item() == main(4).item() == 12 + 2 + 1
+
+
+def test_names_in_type_hints_need_not_travel_and_defaults_do() -> None:
+    hinted = notebook_function("""
+        def hinted(n: int, dtype=torch.float64) -> torch.Tensor:
+            return math.sqrt(n) * TWO
+    """, "hinted", {"torch": torch, "math": math, "TWO": 2})
+    source = module_source(hinted)
+    assert "import torch" in source  # the default value is evaluated where the def runs
+    namespace: dict = {}
+    exec(compile(source, "<shipped>", "exec"), namespace)
+    assert namespace["hinted"](9) == 6.0
+    hint_only = notebook_function("""
+        def hint_only(x: torch.Tensor) -> torch.Tensor:
+            return x
+    """, "hint_only", {"torch": torch})
+    assert "import torch" not in module_source(hint_only)
+    namespace = {}
+    exec(compile(module_source(hint_only), "<shipped>", "exec"), namespace)
+    assert namespace["hint_only"](5) == 5
 
 
 def test_ship_refuses_unshippable_globals(tmp_path: Path) -> None:

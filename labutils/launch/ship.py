@@ -7,7 +7,10 @@ temporary module together with what it needs from the notebook's globals:
 * modules it uses (``torch``, ``dist`` ...) become ``import`` lines;
 * objects importable from a module (``DDP``, ``fully_shard`` ...) become ``from ... import`` lines;
 * other notebook functions it calls are shipped the same way (recursively);
-* simple constants (numbers, strings, tuples of them ...) are copied by value.
+* simple constants (numbers, strings, tuples of them ...) are copied by value;
+* names its ``def`` line evaluates (defaults, decorators) count as used; its annotations are never evaluated
+  on the ranks (the module starts with ``from __future__ import annotations``), so a name used only in a
+  type hint need not travel.
 
 Anything else (a tensor, a model, a class defined in the notebook) raises :class:`ShipError`:
 pass it as an argument, or create it inside the function.
@@ -88,6 +91,16 @@ def _binding(name: str, value: Any) -> str | None:
         "argument (tensors, numbers, strings, lists, dicts) or create it inside the function")
 
 
+def def_line_names(source: str) -> set[str]:
+    """Names a function's ``def`` evaluates when it runs: in its decorators and default values."""
+    tree = ast.parse(source)
+    if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    node = tree.body[0]
+    evaluated = [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    return {n.id for expr in evaluated for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
 def _function_source(fn: types.FunctionType) -> str:
     if fn.__name__ == "<lambda>":
         raise ShipError("a lambda cannot be shipped by source: define it with def")
@@ -113,7 +126,7 @@ def module_source(fn: types.FunctionType) -> str:
         bodies[func.__name__] = _function_source(func)
         if name != func.__name__:
             aliases[name] = func.__name__
-        for global_name in sorted(global_names(func.__code__)):
+        for global_name in sorted(global_names(func.__code__) | def_line_names(bodies[func.__name__])):
             if global_name not in func.__globals__:
                 continue  # a builtin, or a NameError the rank will report with its traceback
             value = func.__globals__[global_name]
@@ -125,6 +138,7 @@ def module_source(fn: types.FunctionType) -> str:
             else:
                 headers[global_name] = line
     parts = ["# Shipped by labutils.launch: notebook functions and the globals they use.",
+             "from __future__ import annotations  # type hints stay text: a name used only in one need not travel",
              *headers.values(), "", *(body + "\n" for body in bodies.values()),
              *(f"{alias} = {real}" for alias, real in aliases.items())]
     return "\n".join(parts) + "\n"
