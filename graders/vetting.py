@@ -304,6 +304,8 @@ def _not_public(policy: Policy, path: str, name: str) -> str | None:
     denied = policy.denied(full)
     if denied:
         return f"'{full}' ('{denied}' is not allowed in graded code of this lab)"
+    if name in DENIED_ATTRIBUTES and name not in policy.attributes:  # ``torch.ops.load_library`` in lab 05 too
+        return f"'{full}' (the attribute '.{name}')"
     if path == "inspect" and name not in INSPECT_TEXT:
         return f"'{full}' (of inspect, only {', '.join(sorted(INSPECT_TEXT))})"
     return None

@@ -212,6 +212,7 @@ def test_a_lab_that_uses_a_denied_module_allows_it_there_only() -> None:
     assert vet(custom_op, _lab_imports("02_tensors")) != []
     assert vet("ranks = dist.get_world_size()", _lab_imports("04_distributed")) == []
     assert vet("import torch.distributed as dist\nranks = dist.get_world_size()", _lab_imports("01_autograd")) != []
+    assert vet("torch.ops.load_library('/tmp/x.so')", _lab_imports("05_deployment")) != []  # native code
     explain = "found = torch._dynamo.explain(len)"  # its guards hold weak references to modules
     assert vet(explain, _lab_imports("05_deployment")) == []
     assert vet(explain, _lab_imports("01_autograd")) != [] and vet(explain, _lab_imports("02_tensors")) != []
