@@ -61,12 +61,13 @@ class _Pair(torch.nn.Module):
         return (q * y[0::2]).sum(dim=1) - (q * y[1::2]).sum(dim=1)
 
 
-def _pair_case(ns: Namespace, draw: Draw) -> dict:
-    """Export a drawn pair model with a drawn bound; run it inside, at and past the bound, with bad y."""
+def _pair_case(ns: Namespace, draw: Draw, smallest: bool = False) -> dict:
+    """Export a drawn pair model with a drawn bound; run it inside, at and past the bound, with bad y.
+    ``smallest``: the example batch is the lower bound, 2."""
     features = draw.randint(2, 7)
     net = _Pair(draw, features).eval()
     max_batch = draw.randint(6, 30)
-    b0 = draw.randint(2, max_batch - 1)
+    b0 = 2 if smallest else draw.randint(2, max_batch - 1)
     program = ns["export_pair"](net, draw.randn(b0, features), draw.randn(2 * b0, features), max_batch)
     obs: dict = {"type": type(program).__name__}
     module = outcome(lambda: program.module())
@@ -83,10 +84,16 @@ def _pair_case(ns: Namespace, draw: Draw) -> dict:
     return obs
 
 
-@probe("test_export_pair")
+@probe("test_export_pair",
+       clauses={"returns the ExportedProgram of model(x, y)": "_pair_case(ns, draw)",
+                "B any value from 2 to max_batch inclusive, both ends": "_pair_case(ns, draw)",
+                "a batch past max_batch (or below 2) rejected": "_pair_case(ns, draw)",
+                "y with a row count other than 2 * B rejected; the feature dim fixed": "_pair_case(ns, draw)",
+                "an example batch at the lower bound": "smallest=True",
+                "the model left as it was": "contracts"})
 def export_pair(ns: Namespace, draw: Draw) -> list:
     """export_pair: the program at, inside and past both bounds, with a y of the wrong length, and its ranges"""
-    return [_pair_case(ns, draw) for _ in range(2)]
+    return [_pair_case(ns, draw) for _ in range(2)] + [_pair_case(ns, draw, smallest=True)]
 
 
 def _ort_outputs(path: str, inputs: list[torch.Tensor]) -> list:
@@ -116,7 +123,15 @@ class _ExportSkew(torch.nn.Module):
         return y
 
 
-@probe("test_onnx_parity", rtol=1e-4, atol=1e-6)
+@probe("test_onnx_parity", rtol=1e-4, atol=1e-6,
+       clauses={"exported to ONNX at path, a dynamic batch dim (the file run at other batch sizes)": "file_outputs",
+                "inputs[0] is the example, the other inputs have other batch sizes": "sizes = [draw.choice([4, 8])]",
+                "run in onnxruntime": "forbidden(count=ORT_RUNS)",
+                "max |onnxruntime - eager| over all inputs, a Python float": "scales[largest] = 1000.0",
+                "the share of all rows of all inputs with the same argmax, a Python float": "_agreeing_in_different_shares",
+                "one input only, with rows both ways": "one_mixed_batch",
+                "an example of one row": "one_row_example",
+                "the model and inputs left as they were": "contracts"})
 def onnx_parity(ns: Namespace, draw: Draw) -> dict:
     """onnx_parity: max |diff| and argmax agreement over all inputs (run in onnxruntime, a one-row example too), and the file at other batch sizes"""
     n_in = draw.randint(8, 32)
@@ -181,18 +196,19 @@ def _pair(got: object) -> object:
     return {"returned": type(got).__name__}
 
 
-def _breaking_fn(draw: Draw, trailing: bool, grad_mode_break: bool = False) -> Callable:
+def _breaking_fn(draw: Draw, trailing: bool, grad_mode_break: bool = False, breaks: bool = True) -> Callable:
     """A function with a drawn sequence of explicit, print, data-dependent and grad-mode-dependent graph
     breaks, defined a drawn number of lines into its source (so a line number of the file is not one of
     the function).
 
     ``trailing``: one more break at the end, followed by nothing but ``return``. ``grad_mode_break``: one of
     the breaks is a print that runs only while grad mode is on (so whether it breaks depends on the
-    caller's mode, which ``explain`` must run ``fn`` under).
+    caller's mode, which ``explain`` must run ``fn`` under). ``breaks=False``: no break in the body (the
+    trailing one aside).
     """
     lines = [f"# line {i + 1} of the file" for i in range(draw.randint(2, 12))]
     lines += ["def fn(x, w):", "    y = torch.sin(x) * w"]
-    kinds = [draw.randint(0, 3) for _ in range(draw.randint(1, 4))]
+    kinds = [draw.randint(0, 3) for _ in range(draw.randint(1, 4))] if breaks else []
     if grad_mode_break:
         kinds.insert(draw.randint(0, len(kinds)), 3)
     for kind in kinds:
@@ -217,7 +233,12 @@ def _breaking_fn(draw: Draw, trailing: bool, grad_mode_break: bool = False) -> C
     return scope["fn"]
 
 
-@probe("test_graph_break_lines")
+@probe("test_graph_break_lines",
+       clauses={"the line numbers of fn's breaks in order, def line = 1, fn defined mid-file": "_breaking_fn(draw",
+                "every break counted, one followed by nothing but return too": "trailing = [True, True, False",
+                "fn runs under the caller's grad mode": "torch.set_grad_enabled(grad_on)",
+                "a function with no break at all: []": "breaks=False",
+                "grad mode and the rest left as found": "contracts"})
 def graph_break_lines(ns: Namespace, draw: Draw) -> list:
     """graph_break_lines on functions with explicit, print, data-dependent, grad-mode and trailing breaks, defined mid-file"""
     trailing = [True, True, False, False, draw.choice([True, False])]
@@ -231,6 +252,8 @@ def graph_break_lines(ns: Namespace, draw: Draw) -> list:
         x, w = draw.randn(draw.randint(2, 9)), draw.randn(1)
         with torch.set_grad_enabled(grad_on):
             cases.append(outcome(ns["graph_break_lines"], fn, x, w))
+    fn = _breaking_fn(draw, False, breaks=False)
+    cases.append(outcome(ns["graph_break_lines"], fn, draw.randn(draw.randint(2, 9)), draw.randn(1)))
     torch._dynamo.reset()
     return cases
 
@@ -248,7 +271,15 @@ def _range_inputs(draw: Draw) -> list[torch.Tensor]:
     return found
 
 
-@probe("test_row_range")
+@probe("test_row_range",
+       clauses={"(N, D) -> a new (N, 2) tensor: per row [min, max]": "outcome(op, x) for x in inputs",
+                "N >= 1 and D >= 1: one and many rows and columns": "_range_inputs(draw)",
+                "float32 or float64, the same dtype out": "_range_inputs(draw)",
+                "a fake kernel: fullgraph compile on a symbolic N": "fullgraph=True, dynamic=True",
+                "torch.export traces through the op": "torch.export.export",
+                "the fake kernel's shape, dtype and device follow the input's (a meta input)": 'device="meta"',
+                "mutates_args=(): x left unchanged": "contracts",
+                "a valid custom op": "opcheck"})
 def row_range(ns: Namespace, draw: Draw) -> dict:
     """row_range: values (float32/64, 1 and many rows/columns), a fullgraph compile on symbolic sizes, opcheck, export"""
     op = ns["row_range"]
@@ -264,6 +295,9 @@ def row_range(ns: Namespace, draw: Draw) -> dict:
     torch._dynamo.reset()
     compiled = torch.compile(use, backend="eager", fullgraph=True, dynamic=True)
     obs["compiled"] = [outcome(compiled, x) for x in inputs]
+    metas = [torch.empty(draw.randint(1, 9), draw.randint(1, 5), device="meta", dtype=dtype)
+             for dtype in (torch.float32, torch.float64)]
+    obs["meta"] = [outcome(lambda m=m: (tuple(op(m).shape), str(op(m).dtype), str(op(m).device))) for m in metas]
     torch._dynamo.reset()
     obs["opcheck"] = [outcome(lambda x=x: torch.library.opcheck(op, (x,)) and None) for x in (inputs[2], inputs[-1])]
 
@@ -282,7 +316,15 @@ def row_range(ns: Namespace, draw: Draw) -> dict:
     return obs
 
 
-@probe("test_serve")
+@probe("test_serve",
+       clauses={"one int64 label tensor (n_i,) per request, in request order": "_per_request(answers)",
+                "ceil(total / max_batch) calls, none above max_batch": "within_bound",
+                "n_i may be 0": "[0, 1, 0]",
+                "exactly one full call; one past it": "[k, max_batch - k], [max_batch, 1]",
+                "a request larger than max_batch (three calls)": "[2 * max_batch + 1]",
+                "many small requests packed in one call": "[1, 1, 1]",
+                "no image at all: no call": "[x[:0]] * draw.randint(1, 3)",
+                "the requests left as they were": "contracts"})
 def serve(ns: Namespace, draw: Draw) -> list:
     """serve: labels of the trained digits CNN on test-split requests (empty, small, larger than the bound), calls made"""
     model, splits = digits.trained(epochs=1, seed=draw.randint(0, 3))
@@ -299,7 +341,8 @@ def serve(ns: Namespace, draw: Draw) -> list:
     x = splits.test.x
     observed = []
     k = draw.randint(1, max_batch - 1)
-    fixed = [[0, 1, 0], [k, max_batch - k], [max_batch, 1]]  # one image in all; exactly one full call; one past it
+    fixed = [[0, 1, 0], [k, max_batch - k], [max_batch, 1],  # one image in all; exactly one full call; one past it
+             [2 * max_batch + 1], [1, 1, 1]]
     drawn = [[draw.choice([0, 1, 2, 3, 5, max_batch - 1, max_batch, max_batch + 1, 2 * max_batch + 3])
               for _ in range(draw.randint(1, 6))] for _ in range(3)]
     for sizes in fixed + drawn:
@@ -363,10 +406,21 @@ def _scale_gradient(module: torch.nn.Module, x: torch.Tensor, grad_out: torch.Te
     return [y.requires_grad, leaf.grad]
 
 
-@probe("test_SafeScale")
+@probe("test_SafeScale",
+       clauses={"rescaled so the largest magnitude equals limit when max |x| > limit": "_scale_case(ns, draw)",
+                "x unchanged (a new tensor) otherwise, exactly at the limit too": "_scale_case(ns, draw)",
+                "torch.cond: a cond node in the exported graph, the branch picked at run time": "_scale_case(ns, draw)",
+                "gradients through both branches": "_scale_case(ns, draw)",
+                "limit defaults to 1.0": 'ns["SafeScale"]()',
+                "x of any shape: 1-d and 3-d": "(draw.randint(2, 9),)",
+                "x left as it was": "contracts"})
 def safe_scale(ns: Namespace, draw: Draw) -> list:
     """SafeScale: eager and exported outputs on peaks above, below and at the limit, its gradients; a cond in the graph"""
-    return [_scale_case(ns, draw) for _ in range(2)]
+    cases = [_scale_case(ns, draw) for _ in range(2)]
+    module = ns["SafeScale"]().eval()  # the default limit, 1.0
+    for shape in ((draw.randint(2, 9),), (2, draw.randint(1, 3), 3)):
+        cases.append({"shape": shape, "eager": [outcome(module, x) for x in _scale_inputs(draw, 1.0, shape)]})
+    return cases
 
 
 class _Clock:
@@ -435,6 +489,8 @@ def _bench_case(ns: Namespace, draw: Draw, device: str, forced: str | None = Non
         repeats = 2 * draw.randint(2, 6)
     elif forced == "defaults":  # the docstring's signature: device="cpu", warmup=3, repeats=20
         warmup, repeats = 3, 20
+    elif forced == "no_warmup":
+        warmup = 0
     # distinct durations: two equal middle calls would make every median rule agree
     durations = [ticks * 1e-4 for ticks in draw.random.sample(range(5, 401), warmup + repeats + 3)]
     durations[0] = draw.randint(2, 9) * 0.1  # a slow first call
@@ -453,10 +509,18 @@ def _bench_case(ns: Namespace, draw: Draw, device: str, forced: str | None = Non
             "cpu_syncs": clock.syncs if device == "cpu" else None, "real_syncs": seen.violations}
 
 
-@probe("test_bench_median_ms")
+@probe("test_bench_median_ms",
+       clauses={"warmup untimed calls, then repeats timed calls, exactly warmup + repeats calls": "_bench_case(ns, draw, device)",
+                "no warm-up at all (warmup 0)": '"no_warmup"',
+                "one timed call after the warm-up": '"one_timed"',
+                "the median in ms; an even number of timed calls": '"even"',
+                "synchronize before starting and before stopping each clock on cuda, never on cpu": '("cuda", "one_timed")',
+                "the defaults device cpu, warmup 3, repeats 20": '"defaults"',
+                "fn called with its arguments, under the caller's grad mode": "_bench_case(ns, draw, *f)"})
 def bench_median_ms(ns: Namespace, draw: Draw) -> list:
     """bench_median_ms: calls, warm-up, median in ms, CUDA synchronisation (on a simulated clock)"""
     devices = ["cpu", "cuda"] * 4
     draw.random.shuffle(devices)
-    forced = [("cuda", "one_timed"), ("cpu", "one_timed"), ("cuda", "even"), ("cpu", "even"), ("cpu", "defaults")]
+    forced = [("cuda", "no_warmup"), ("cpu", "no_warmup"),
+              ("cuda", "one_timed"), ("cpu", "one_timed"), ("cuda", "even"), ("cpu", "even"), ("cpu", "defaults")]
     return [_bench_case(ns, draw, device) for device in devices] + [_bench_case(ns, draw, *f) for f in forced]
