@@ -160,12 +160,16 @@ def on_every_world(ns: Namespace, name: str, student_fn: str, cases_for: Callabl
     return {f"{world} ranks": on_ranks(ns, name, student_fn, cases_for(world), world) for world in WORLDS}
 
 
-@probe("test_average_gradients", contracts=False)
+@probe("test_average_gradients", contracts=False,
+       clauses={"every existing gradient replaced by its mean over ranks, in place": "average_gradients_ranks",
+                "frozen and unused parameters (no gradient) left without one": "average_gradients_ranks",
+                "2, 3 and 4 ranks": "on_every_world",
+                "the smallest layers and a batch of one": "(draw.randint(0, 10**6), 1, 1, 1, 1)"})
 def average_gradients(ns: Namespace, draw: Draw) -> list:
     """average_gradients on real ranks: mean gradients in place, frozen and unused parameters left without one"""
     def cases(world: int) -> list:
         return [(draw.randint(0, 10**6), draw.randint(1, 6), draw.randint(1, 8), draw.randint(1, 4), draw.randint(1, 9))
-                for _ in range(3)]
+                for _ in range(3)] + [(draw.randint(0, 10**6), 1, 1, 1, 1)]
 
     return on_every_world(ns, "average_gradients_ranks", "average_gradients", cases)
 
@@ -182,7 +186,16 @@ def ring_shape(draw: Draw, numel: int) -> tuple[int, ...]:
     return tuple(dims)
 
 
-@probe("test_ring_all_reduce", contracts=False, forbid=RING_FORBIDS)
+@probe("test_ring_all_reduce", contracts=False, forbid=RING_FORBIDS,
+       clauses={"a new tensor, the element-wise sum over ranks": "ring_ranks",
+                "the input's shape and dtype (float32 and float64 in every world)": "dtypes[wide], dtypes[narrow]",
+                "chunks by tensor_split: fewer elements than ranks, a multiple of W, one more":
+                    "draw.randint(1, world - 1), world * draw.randint(1, 6)",
+                "a 0-d input": "((), draw.choice([torch.float32, torch.float64])",
+                "a non-contiguous input": "True)]",
+                "the input left unchanged": "ring_ranks",
+                "point-to-point calls only: no collective, no store, files or sockets": "ring_ranks",
+                "2, 3 and 4 ranks": "on_every_world"})
 def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
     """ring_all_reduce on real ranks: sum over ranks, shape and dtype kept, input unchanged, point-to-point calls only, non-contiguous inputs"""
     def cases(world: int) -> list:
@@ -196,8 +209,10 @@ def ring_all_reduce(ns: Namespace, draw: Draw) -> list:
                  for n, dtype in zip(sizes, dtypes, strict=True)]
         # a non-contiguous input: a transposed matrix (no dimension of size 1)
         shape = (draw.randint(2, 7), draw.randint(2, 7))
-        return [*drawn, (shape, draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
-                         float(draw.randint(100, 999)), True)]
+        scalar = ((), draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6), float(draw.randint(100, 999)),
+                  False)
+        return [*drawn, scalar, (shape, draw.choice([torch.float32, torch.float64]), draw.randint(0, 10**6),
+                                 float(draw.randint(100, 999)), True)]
 
     return on_every_world(ns, "ring_ranks", "ring_all_reduce", cases)
 
@@ -255,7 +270,17 @@ def empty_dataset_case(draw: Draw, shuffle: bool, drop_last: bool) -> dict[str, 
             "seed": draw.randint(0, 200), "shuffle": shuffle, "drop_last": drop_last}
 
 
-@probe("test_shard_indices", forbid=("DistributedSampler",))
+@probe("test_shard_indices", forbid=("DistributedSampler",),
+       clauses={"the indices DistributedSampler yields on rank after set_epoch(epoch)": "shard_case(draw)",
+                "randperm from a generator seeded seed + epoch, or range(n) without shuffling": "shard_case(draw)",
+                "padded by repeating the list from its start, as many times as needed": "short_dataset_case(draw",
+                "drop_last: num_samples ceil((n - W) / W), the list cut": "drop_last_case(draw)",
+                "the defaults epoch 0, seed 0, shuffle True, drop_last False": "defaults_case(draw, passed)",
+                "an empty dataset": "empty_dataset_case(draw",
+                "one rank": '"world_size": 1',
+                "no DistributedSampler code runs": "_without_sampler",
+                "the global random state left alone": "_without_sampler",
+                "no other side effect": "contracts"})
 def shard_indices(ns: Namespace, draw: Draw) -> list:
     """shard_indices on random sizes, world sizes, ranks, epochs, seeds, shuffle and drop_last, without DistributedSampler or the global RNG"""
     cases = [short_dataset_case(draw, k % 2 == 0) for k in range(8)] + [drop_last_case(draw) for _ in range(8)]
@@ -264,6 +289,9 @@ def shard_indices(ns: Namespace, draw: Draw) -> list:
     subsets += [tuple(key for key in SHARD_OPTIONS if draw.randint(0, 1)) for _ in range(6)]
     cases += [defaults_case(draw, passed) for passed in subsets]
     cases += [empty_dataset_case(draw, shuffle, drop_last) for shuffle in (False, True) for drop_last in (False, True)]
+    cases += [{"n": draw.randint(1, 9), "world_size": 1, "rank": 0, "epoch": draw.randint(0, 6),
+               "seed": draw.randint(0, 200), "shuffle": shuffle, "drop_last": bool(draw.randint(0, 1))}
+              for shuffle in (False, True)]
     cases += [shard_case(draw) for _ in range(60)]
     # The caller's global RNG seed during each call: drawn (a constant could be restored by name), and
     # above every case's seed (those stay below 300).
@@ -350,7 +378,8 @@ def scaled_run(ns: Namespace, draw: Draw, layout: str, spare: bool) -> list:
     order = [p for group in optimizer.param_groups for p in group["params"] if id(p) in used]
     victim = draw.choice([p for p in order[:-1] if p.numel() > 1])
     victim_element = draw.randint(0, victim.numel() - 1)
-    state = {"scale": float(2 ** draw.randint(4, 14)), "good_steps": 0, "growth_interval": draw.randint(1, 3)}
+    growth = 1 if layout == "one" else 2 if layout == "first-apart" else draw.randint(1, 3)  # 1 and 2 every draw
+    state = {"scale": float(2 ** draw.randint(4, 14)), "good_steps": 0, "growth_interval": growth}
     g = torch.Generator().manual_seed(seed + 1)
     observed = []
     for step in range(steps):
@@ -367,7 +396,15 @@ def scaled_run(ns: Namespace, draw: Draw, layout: str, spare: bool) -> list:
     return observed
 
 
-@probe("test_scaled_step")
+@probe("test_scaled_step",
+       clauses={"(loss * scale).backward(), every gradient divided by the scale in place": "scaled_run(ns, draw, layout, spare)",
+                "an inf or NaN in any gradient: no step, scale halved, good_steps 0, False":
+                    "scaled_run(ns, draw, layout, spare)",
+                "otherwise step, good_steps + 1, the scale doubled at growth_interval, True":
+                    "scaled_run(ns, draw, layout, spare)",
+                "state updated in place": "scaled_run(ns, draw, layout, spare)",
+                "every parameter group of the optimizer, a parameter without a gradient": "SCALER_LAYOUTS",
+                "gradients not zeroed afterwards; nothing else changed": "contracts"})
 def scaled_step(ns: Namespace, draw: Draw) -> list:
     """scaled_step over several steps with overflows: return value, scale, growth, parameters, unscaled gradients, parameter groups"""
     # every layout of the parameter groups in every draw; a parameter without a gradient in two of them at least
@@ -375,7 +412,12 @@ def scaled_step(ns: Namespace, draw: Draw) -> list:
             zip(SCALER_LAYOUTS, (bool(draw.randint(0, 1)), True, bool(draw.randint(0, 1)), True), strict=True)]
 
 
-@probe("test_accumulate_with_no_sync", contracts=False)
+@probe("test_accumulate_with_no_sync", contracts=False,
+       clauses={"F.mse_loss(model(x), y) / len(micro_batches) accumulated over all micro-batches": "accumulate_ranks",
+                "one all-reduce: no_sync for every backward but the last": "accumulate_ranks",
+                "optimizer.step() once; the gradients not zeroed afterwards": "accumulate_ranks",
+                "one micro-batch, and several": "n_micro in (1, draw.randint(2, 3), draw.randint(3, 5))",
+                "2, 3 and 4 ranks": "on_every_world"})
 def accumulate_with_no_sync(ns: Namespace, draw: Draw) -> list:
     """accumulate_with_no_sync on real ranks: one all-reduce, the large-batch gradient and step"""
     def cases(world: int) -> list:
@@ -396,7 +438,13 @@ def digits_train() -> tuple[torch.Tensor, torch.Tensor]:
     return _DIGITS["x"], _DIGITS["y"]
 
 
-@probe("test_global_batch_gradients", rtol=1e-4, atol=1e-6, contracts=False)
+@probe("test_global_batch_gradients", rtol=1e-4, atol=1e-6, contracts=False,
+       clauses={"the model runs only on rows r, r + W, r + 2W ...": "digits_ranks",
+                "every p.grad on every rank: the whole batch's mean-loss gradient": "digits_ranks",
+                "N that divides by W, and N that does not (shards differ by one row)": "world * draw.randint(2, 6) +",
+                "one row per rank": "world]",
+                "returns nothing": "digits_ranks",
+                "2, 3 and 4 ranks": "on_every_world"})
 def global_batch_gradients(ns: Namespace, draw: Draw) -> dict:
     """global_batch_gradients on a DigitsCNN on 2, 3, 4 ranks: rows r::W forwarded, the global-batch gradient"""
     x_all, y_all = digits_train()
@@ -404,7 +452,7 @@ def global_batch_gradients(ns: Namespace, draw: Draw) -> dict:
     def cases(world: int) -> list:
         # a batch that divides by the world size, and batches that do not (uneven shards)
         sizes = [world * draw.randint(2, 6), world * draw.randint(2, 6) + draw.randint(1, world - 1),
-                 world * draw.randint(1, 4) + world - 1]
+                 world * draw.randint(1, 4) + world - 1, world]
         out = []
         for n in sizes:
             start = draw.randint(0, len(y_all) - n)
@@ -480,7 +528,13 @@ def combined_case(faults: dict) -> list:
     return traces
 
 
-@probe("test_first_mismatch")
+@probe("test_first_mismatch",
+       clauses={"the first position where the ranks disagree, and why": "call_trace(draw, world)",
+                "\"missing\" first, then \"op\", then \"shape\"": "combined_case(faults)",
+                "None when every rank made the same calls": '[("barrier", ())]] * 2',
+                "any number of ranks, one or more": "(1, 2, 3, 4, 5)",
+                "ranks that made no call at all": "[[], [], []]",
+                "the logs left unchanged": "contracts"})
 def first_mismatch(ns: Namespace, draw: Draw) -> list:
     """first_mismatch on drawn per-rank call traces of 1 to 5 ranks: every kind of fault, at every step, combined, and none"""
     traces = [call_trace(draw, world) for world in (1, 2, 3, 4, 5) for _ in range(12)]
