@@ -180,7 +180,8 @@ def grad_reverse(ns: Namespace, draw: Draw) -> list:
         x = draw.randn(draw.randint(1, 5), draw.randint(1, 5))
         observations.append(outcome(_reversal_seen, fn, x, lambdas, draw.randn(*x.shape)))
     observations.append(outcome(_network_seen, fn, draw, lambd()))
-    observations.append(outcome(_reversal_seen, fn, draw.randn(draw.randint(1, 4)), [0.0], draw.randn(1)))
+    x = draw.randn(draw.randint(1, 4))
+    observations.append(outcome(_reversal_seen, fn, x, [0.0], draw.randn(*x.shape)))
     zero_d = torch.randn((), generator=draw.gen)
     observations.append(outcome(_reversal_seen, fn, zero_d, [lambd()], torch.randn((), generator=draw.gen)))
     return observations
