@@ -322,7 +322,7 @@ def test_no_solution_text_anywhere_a_student_can_read(hub: RunningHub):
 def test_no_one_hears_or_speaks_on_a_classmates_kernel(hub: RunningHub):
     """Issue 48, item 6: ben's kernel prints a secret over and over; ada, from her kernel, subscribes with ZeroMQ to
     every TCP port ben's uid listens on (read from /proc/net/tcp) and pushes a forged output to each: she hears
-    nothing and ben's output holds nothing of hers. His kernel (labs.hub.kernel) listens on no TCP port: its
+    nothing and ben's output holds nothing of hers. His kernel (labs/hub/kernel.py) listens on no TCP port: its
     channels and its forked subprocesses' output pipe are unix sockets in his private runtime folder."""
     ben_uid = pwd.getpwnam("ben").pw_uid
     listen = (
@@ -356,7 +356,7 @@ def test_no_one_hears_or_speaks_on_a_classmates_kernel(hub: RunningHub):
                                   "    time.sleep(0.2)", timeout=120)
         ben_result, heard = await asyncio.gather(talk, ada_kernel.execute(listen, timeout=120))
         kernels = [p for p in psutil.process_iter(["username", "cmdline"])
-                   if p.info["username"] == "ben" and "labs.hub.kernel" in " ".join(p.info["cmdline"] or [])]
+                   if p.info["username"] == "ben" and "labs/hub/kernel.py" in " ".join(p.info["cmdline"] or [])]
         tcp = {p.pid: [c.laddr for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN] for p in kernels}
         for kernel in (ben_kernel, ada_kernel):
             await kernel.close()

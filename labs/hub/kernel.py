@@ -6,7 +6,9 @@ subprocesses (a DataLoader's workers) send their output to the kernel. Anyone on
 and the kernel prints what it refuses ("Bad pipe message: ...") into its user's cell output. Here that pipe is a
 unix socket in the same private runtime folder instead; everything else is ipykernel's ``ipykernel_launcher``.
 
-Run as ``python -m labs.hub.kernel -f CONNECTION_FILE`` (the kernel spec :func:`kernel_spec` writes).
+Run as ``python .../labs/hub/kernel.py -f CONNECTION_FILE`` (the kernel spec :func:`kernel_spec` writes): a
+script, not ``-m labs.hub.kernel``, so that a kernel does not import the `labs.hub` package (0.6 s, psutil,
+graders) before the student's first cell. It imports nothing but the standard library before ipykernel.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ PIPE_FOLDER = os.environ.get("JUPYTER_RUNTIME_DIR") or tempfile.gettempdir()
 def kernel_spec(python: str) -> dict:
     """The ``kernel.json`` of the class's python3 kernel (it replaces ipykernel's own of the same name); no
     debugger (its adapter listens on a TCP port while a student debugs)."""
-    return {"argv": [python, "-m", "labs.hub.kernel", "-f", "{connection_file}"],
+    return {"argv": [python, os.path.abspath(__file__), "-f", "{connection_file}"],
             "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": False},
             "kernel_protocol_version": "5.5"}
 
@@ -56,8 +58,9 @@ def pipe_on_unix_socket() -> None:
 
 def main() -> None:
     """ipykernel_launcher, the pipe moved first."""
-    if sys.path and (sys.path[0] == "" or os.path.abspath(sys.path[0]) == os.getcwd()):
-        del sys.path[0]  # as ipykernel_launcher: the cwd comes back with the kernel's own path set-up
+    if sys.path and os.path.abspath(sys.path[0] or ".") in (os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
+        del sys.path[0]  # this script's folder (labs/hub: `import plan` must not find its plan.py); the cwd comes
+        # back with the kernel's own path set-up, as with ipykernel_launcher
     pipe_on_unix_socket()
     from ipykernel import kernelapp
 
