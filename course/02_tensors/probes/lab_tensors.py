@@ -111,6 +111,7 @@ def _view_result(got: Any, t: torch.Tensor, refill: torch.Tensor) -> Any:
                 "shape may be () (a 0-d tensor)": "((), (), offset)",
                 "shape may hold a 0 (an empty tensor)": "((0, size)",
                 "a size-1 dim with any stride": "((1, size), (draw.randint(0, 99), 1)",
+                "any offset, one past 2**24 included (int64, never float32)": "2**24 + 2 * draw.randint(0, 99) + 1",
                 "offset defaults to 0": "(size + 1, 1))]",
                 "no side effect": "contracts"})
 def storage_index(ns: Namespace, draw: Draw) -> list:
@@ -125,7 +126,9 @@ def storage_index(ns: Namespace, draw: Draw) -> list:
               # empty, at offset 0, with the empty dim's stride larger than the rest of the span (no
               # storage of "offset + sum((n - 1) * s) + 1" elements exists for it)
               ((0,), (draw.randint(2, 7),), 0), ((size, 0), (1, size + draw.randint(1, 5)), 0),
-              ((size, size), (0, 0), offset), ((1, size), (draw.randint(0, 99), 1), offset)]  # all stride 0; size 1
+              ((size, size), (0, 0), offset), ((1, size), (draw.randint(0, 99), 1), offset),  # all stride 0; size 1
+              # an offset past 2**24, odd: float32 cannot hold it (an index computed in float rounds)
+              ((size, 2), (2, 1), 2**24 + 2 * draw.randint(0, 99) + 1)]
     # and once with the default offset (0)
     return [outcome(ns["storage_index"], *case) for case in cases] + \
         [outcome(ns["storage_index"], (size, size + 1), (size + 1, 1))]
