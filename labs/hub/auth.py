@@ -101,6 +101,28 @@ class ClassChangePasswordHandler(NativeChangePasswordHandler):
     def render_template(self, name, sync=False, **ns):
         return super().render_template(name, sync=sync, xsrf=self.xsrf_token.decode("ascii"), **ns)
 
+    @web.authenticated
+    async def post(self):
+        """NativeAuthenticator's change of one's own password, its two bcrypt steps (the old password checked, the
+        new one hashed) in a thread, so that posting the form again and again does not stall the hub."""
+        user = await self.get_current_user()
+        old, new, confirmation = (self.get_body_argument(name, strip=False)
+                                  for name in ("old_password", "new_password", "new_password_confirmation"))
+        info = self.authenticator.get_user(user.name)
+        loop = asyncio.get_running_loop()
+        alert, message = "alert-danger", "Your current password was incorrect. Please try again."
+        if info is not None and await loop.run_in_executor(None, bcrypt.checkpw, old.encode(), info.password):
+            message = "Your new password didn't match the confirmation. Please try again."
+            if new == confirmation:
+                message = (f"Something went wrong!\nBe sure your new password has at least "
+                           f"{self.authenticator.minimum_password_length} characters and is not too common.")
+                if self.authenticator.acceptable(user.name, new):
+                    hashed = await loop.run_in_executor(None, bcrypt.hashpw, new.encode(), bcrypt.gensalt())
+                    self.authenticator.store_password(user.name, hashed)
+                    alert, message = "alert-success", "Your password has been changed successfully!"
+        self.finish(await self.render_template("change-password.html", user_name=user.name,
+                                               result_message=message, alert=alert))
+
 
 BRIDGED = {NativeLoginHandler: ClassLoginHandler, NativeChangePasswordHandler: ClassChangePasswordHandler}
 
@@ -137,13 +159,23 @@ class ClassAuthenticator(NativeAuthenticator):
         return name
 
     def change_password(self, username, new_password):
-        """NativeAuthenticator's change; the one-time password is never accepted as the new one."""
-        if new_password == self.one_time.get(username):
+        """NativeAuthenticator's change (an admin's page for another user), on the event loop; a person's own
+        change goes through :class:`ClassChangePasswordHandler`, off it."""
+        if not self.acceptable(username, new_password):
             return None
-        changed = super().change_password(username, new_password)
-        if changed:
-            self.still_one_time[username] = False
-        return changed
+        self.store_password(username, bcrypt.hashpw(new_password.encode(), bcrypt.gensalt()))
+        return True
+
+    def acceptable(self, username: str, new_password: str) -> bool:
+        """A new password for ``username``: strong enough, and never their one-time password."""
+        return (self.get_user(username) is not None and self.is_password_strong(new_password)
+                and new_password != self.one_time.get(username))
+
+    def store_password(self, username: str, hashed: bytes) -> None:
+        """Store the bcrypt hash of ``username``'s new password; the one-time password is dead from now on."""
+        self.get_user(username).password = hashed
+        self.db.commit()
+        self.still_one_time[username] = False
 
     def must_change(self, name: str) -> bool:
         """Whether ``name`` still signs in with their one-time password (checked against the stored hash when
