@@ -1,6 +1,7 @@
 """nbgrader's exchange for a class on JupyterHub (`labs hub`): release, collect, release feedback.
 
-Every step is nbgrader's own (NbGraderAPI: release_assignment, collect, release_feedback) on the course
+Every step is nbgrader's own (NbGraderAPI's release_assignment and release_feedback; collect with nbgrader's
+ExchangeCollect as :class:`OwnedCollect`, which finds and copies the submissions its own way, below) on the course
 folders `labs` already uses:
 
 - release: the labs of ``build/nbgrader/release/<chapter>`` (built by `labs release`), with any file that is not
