@@ -55,8 +55,17 @@ def test_a_self_check_that_prints_the_answer_before_its_verdict_leaks_it():
     assert [leak.message() for leak in leaks] == [
         "answer leak: the answer 'float32' of the exercise at cell 7 is printed by its self-check cell 8 before "
         "the verdict"]
-    nb = _executed({8: "[dtype of x] not answered yet: replace the ...\nfloat32 is the default\n"})
-    assert find_leaks(nb, _answers(nb, {8: ["float32"]})) == []  # after the verdict: an explanation
+    nb = _executed({8: "[dtype of x] right: float32\nfloat32 is the default\n"})
+    assert find_leaks(nb, _answers(nb, {8: ["float32"]})) == []  # answered: the explanation follows the verdict
+
+
+def test_a_self_check_run_unanswered_prints_nothing_but_its_verdict():
+    nb = _executed({8: "[dtype of x] not answered yet: replace the ...\npacked: [(8, 4)]\n"})
+    assert [(leak.cell, leak.term, leak.where) for leak in find_leaks(nb, {})] == [(8, "packed: [(8, 4)]", "unanswered")]
+    nb = _executed({8: "[dtype of x] not answered yet: replace the ...\n"})
+    assert find_leaks(nb, {}) == []
+    nb = _executed({8: "  (first print)\n[dtype of x] not answered yet: replace the ...\n"})
+    assert find_leaks(nb, {}) == []  # the experiment's own output, before the verdict: read for terms only
 
 
 def test_an_exercise_marked_answer_shown_is_not_read():

@@ -5,7 +5,8 @@ While a lesson runs, each ``exercises.check`` / ``check_function`` appends the t
 names, with a key of the source of the self-check cell that ran it. After the run, each exercise cell (tagged
 ``exercise``) is read with its self-check's terms: none may appear in the markdown, or in the text outputs,
 of the cells from the heading before the exercise up to it, nor in what its self-check cell prints before the
-check's verdict (shown to a student who runs the check without answering). An exercise whose cell metadata says
+check's verdict; and a self-check cell run with its exercise unanswered (as the lessons are committed) prints
+nothing after its verdict (a student who runs the check first would see it). An exercise whose cell metadata says
 ``"answer_shown": "<why>"`` is not read (docs/authoring.md, "Answer leaks", lists the known false positives).
 """
 
@@ -27,6 +28,7 @@ SHOWN_ANYWAY = "answer_shown"
 HEADING = re.compile(r"^#{1,6}\s", re.M)
 TEXT_OUTPUTS = ("text/plain", "text/markdown", "text/html", "text/latex")
 VERDICT = re.compile(r"^\[.+?\] (?:not answered yet|right|not yet)\b", re.M)  # what exercises.check prints
+NOT_ANSWERED = re.compile(r"^\[.+?\] not answered yet\b", re.M)
 
 
 @dataclass(frozen=True)
@@ -36,10 +38,14 @@ class Leak:
     exercise: int
     cell: int
     term: str
-    where: str  # "markdown", "output", or "check" (its self-check's output before the verdict)
+    where: str  # "markdown", "output", "check" (its self-check's output before the verdict) or "unanswered"
 
     def message(self, source_index: Callable[[int], int] = lambda i: i) -> str:
         """One line; ``source_index`` maps the executed notebook's cell indices back to the source's."""
+        if self.where == "unanswered":
+            return (f"answer leak: self-check cell {source_index(self.cell)} prints {self.term!r} while the exercise "
+                    f"at cell {source_index(self.exercise)} is unanswered: show it once answered "
+                    "(if not exercises.unanswered(prediction): ...)")
         if self.where == "check":
             return (f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
                     f"printed by its self-check cell {source_index(self.cell)} before the verdict")
@@ -122,9 +128,22 @@ def find_leaks(nb: NotebookNode, answers: dict[str, set[str]]) -> list[Leak]:
         for j in span:
             text, where = shown_text(nb.cells[j], from_heading=j == span.start)
             leaks += [Leak(i, j, term, where) for term in sorted(terms) if appears(term, text)]
-        printed = before_verdict(shown_text(check)[0])
-        leaks += [Leak(i, i + 1, term, "check") for term in sorted(terms) if appears(term, printed)]
+        printed = shown_text(check)[0]
+        leaks += [Leak(i, i + 1, term, "check") for term in sorted(terms) if appears(term, before_verdict(printed))]
+        leaks += [Leak(i, i + 1, line, "unanswered") for line in printed_while_unanswered(printed)[:1]]
     return leaks
+
+
+def printed_while_unanswered(text: str) -> list[str]:
+    """What a self-check cell printed after its "not answered yet" verdict: a student who runs the check before
+    answering sees it (measurements, lists, errors that give the answer away). Nothing, when the cell shows it
+    only once answered (``if not exercises.unanswered(prediction): print(...)``). What it printed before the
+    verdict is read for the answer's terms instead (the experiment's own output may come first)."""
+    verdict = NOT_ANSWERED.search(text)
+    if not verdict:
+        return []
+    after = text[verdict.start():]
+    return [line.strip()[:80] for line in after.splitlines() if line.strip() and not VERDICT.match(line)]
 
 
 def before_verdict(text: str) -> str:
