@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 import nbformat
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.preprocessors.sanitize import SanitizeHTML
+from nbgrader.api import MissingEntry
 
 from graders import nbgrader_course as course
 from graders.cells import TestCell
 from graders.coursedir import nbgrader_meta, visible_part
 from graders.gradebook import reason
-from graders.reports import student_view
+from graders.reports import MANUAL, student_view
 from graders.results import CellGrade, NotebookGrade
 from graders.submissions import plain
 
@@ -173,6 +174,37 @@ def remove_autograded(root: Path, grade: NotebookGrade) -> None:
     (root / "autograded" / grade.student / grade.chapter / f"{grade.notebook}.ipynb").unlink(missing_ok=True)
 
 
+def manual_cells(db_url: str, chapter: str, student: str) -> dict[str, set[str]]:
+    """Notebook -> the grade_ids whose score the instructor set by hand (nbgrader's manual score)."""
+    with course.open_gradebook(db_url) as gradebook:
+        try:
+            submission = gradebook.find_submission(chapter, student)
+        except MissingEntry:
+            return {}
+        return {nb.name: {g.name for g in nb.grades if g.manual_score is not None} for nb in submission.notebooks}
+
+
+def mark_manual_scores(root: Path, db_url: str, chapter: str, student: str) -> None:
+    """Say, under each test cell of the student's autograded notebooks, when its score was set by hand (the
+    automatic reason kept after it), so the text beside nbgrader's score never contradicts it."""
+    for notebook, manual in manual_cells(db_url, chapter, student).items():
+        path = root / "autograded" / student / chapter / f"{notebook}.ipynb"
+        if not path.is_file():
+            continue
+        nb = nbformat.read(path, as_version=4)
+        changed = False
+        for cell in nb.cells:
+            grade_id = nbgrader_meta(cell).get("grade_id")
+            if cell.cell_type != "code" or not cell.get("outputs") or not isinstance(grade_id, str):
+                continue
+            text = str(cell.outputs[0].get("text", ""))
+            shown = (MANUAL + text.removeprefix(MANUAL)) if grade_id in manual else text.removeprefix(MANUAL)
+            if shown != text:
+                cell.outputs[0]["text"], changed = shown, True
+        if changed:
+            nbformat.write(nb, path)
+
+
 def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None = None) -> tuple[list[Path], list[str]]:
     """nbgrader's feedback HTML for autograded submissions of ``chapter``, one student at a time;
     returns the files and a ``grader error: ...`` line per student whose feedback failed."""
@@ -182,6 +214,7 @@ def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None
     files, errors = [], []
     for name in students:
         try:
+            mark_manual_scores(root, db_url, chapter, name)
             course.require_success(api.generate_feedback(chapter, name, force=True), f"generate_feedback {name}")
         except Exception as err:  # noqa: BLE001 - one student's feedback failing leaves the others rendered
             errors.append(f"grader error: feedback for {plain(name)}/{chapter} failed ({reason(err)})")

@@ -54,16 +54,24 @@ def record(db_url: str, grades: list[NotebookGrade]) -> list[tuple[NotebookGrade
 
 
 def record_one(gradebook: Gradebook, grade: NotebookGrade) -> None:
-    """Write one notebook's scores and commit them."""
+    """Write one notebook's scores and commit them. A manual score stays while the automatic score it
+    overrides stays the same (a regrade of the same work); when that changes (new work, a rotated salt), the
+    manual score was for something else: it is cleared, and the grade's flags say so."""
     gradebook.update_or_create_student(grade.student)
     try:
         gradebook.find_submission(grade.chapter, grade.student)
     except MissingEntry:
         gradebook.add_submission(grade.chapter, grade.student)
+    cleared = []
     for cell in grade.cells:
         entry = gradebook.find_grade(cell.grade_id, grade.notebook, grade.chapter, grade.student)
+        if entry.manual_score is not None and entry.auto_score is not None and float(entry.auto_score) != cell.score:
+            cleared.append(f"manual score {float(entry.manual_score):g} of {cell.grade_id} cleared: the automatic "
+                           f"score changed ({float(entry.auto_score):g} -> {cell.score:g}), set it again if it still holds")
+            entry.manual_score = None
         entry.auto_score = cell.score
     gradebook.db.commit()
+    grade.flags += cleared
 
 
 def reason(err: BaseException) -> str:

@@ -26,6 +26,7 @@ from graders.submissions import SAFE_NAME, plain
 # An absolute path: a "/" (or "~/") that no name or number runs into, through its last name. A folder's
 # name may hold spaces inside it; the last name ends at a space, a colon, a quote or a bracket.
 RUNS_FOLDER = "runs"  # under the grading root: one log per `labs grade` run
+MANUAL = "score set by the instructor; the automatic checks: "  # before a cell's reason when scored by hand
 HOST_PATH = re.compile(r"(?<![\w.~-])~?/(?:[^\s/:](?:[^/\n:]*[^\s/:])?/)*([^\s/:'\"(),;\[\]]+)")
 
 
@@ -148,7 +149,8 @@ def from_gradebook(key: tuple[str, str, str], cells: dict[str, tuple[float, floa
     why = {c.grade_id: c.why for c in logged.cells} if logged else {}
     grade = NotebookGrade(student, chapter, notebook, logged.status if logged else "graded",
                           logged.error if logged else "")
-    grade.cells = [CellGrade(grade_id, points, score, "score set by the instructor" if manual else why.get(grade_id, ""))
+    grade.cells = [CellGrade(grade_id, points, score,
+                             MANUAL + (why.get(grade_id) or "every check passed") if manual else why.get(grade_id, ""))
                    for grade_id, (score, points, manual) in cells.items()]
     return grade
 

@@ -137,7 +137,8 @@ def parse_notebook(data: bytes) -> nbformat.NotebookNode:
     except UnicodeDecodeError as err:
         raise BadFile(f"not a notebook (not UTF-8 text: byte {err.start})") from err
     except json.JSONDecodeError as err:
-        raise BadFile(f"not a notebook (invalid JSON: {plain(err.msg)} at line {err.lineno} column {err.colno})") from err
+        raise BadFile(f"not a notebook (invalid JSON at line {err.lineno} column {err.colno}: "
+                      f"{plain(err.msg.removesuffix(' at'))})") from err
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         version = raw.get("nbformat") if isinstance(raw, dict) else "?"
         raise BadFile(f"unsupported notebook format (nbformat {plain(repr(version), 20)}; need 4)")

@@ -90,11 +90,36 @@ def test_a_manual_score_reaches_csv_gradescope_and_feedback(graded: Path, course
     assert float(_csv(graded, tmp_path / "grades.csv")[("ben", FIRST)]["score"]) == 4.5
     ben = _gradescope(graded, tmp_path / "gs")[("ben", FIRST)]
     assert ben["score"] == 4.5
-    assert {t["name"]: t["output"] for t in ben["tests"]}["test_scale"] == "score set by the instructor"
+    manual = "score set by the instructor; the automatic checks: hidden check 'scale' failed"
+    assert {t["name"]: t["output"] for t in ben["tests"]}["test_scale"] == manual
     proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(graded), "--student", "ben")
     assert proc.returncode == 0, proc.stderr
     page = (graded / "feedback" / "ben" / FIRST / "lab_basic.html").read_text()
     assert "4.5" in page and "/2 points" not in page and "0/2" not in page  # nbgrader's score, none of our own
+    assert manual.replace("'", "&#x27;") in page or manual.replace("'", "&#39;") in page or manual in page
+
+
+def test_a_regrade_with_a_new_automatic_score_clears_a_stale_manual_one(course: Path, tmp_path: Path) -> None:
+    from graders.nbgrader_course import open_gradebook
+
+    root = tmp_path / "grading"
+    root.mkdir()
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    _run(root, course, FIRST, [_grade("cy", FIRST, 0.0, "hidden check 'scale' failed")])
+    with open_gradebook(url) as gradebook:
+        gradebook.find_grade("test_scale", "lab_basic", FIRST, "cy").manual_score = 1.0
+        gradebook.db.commit()
+    same = _grade("cy", FIRST, 0.0, "hidden check 'scale' failed")
+    _run(root, course, FIRST, [same])  # the same work graded again: the instructor's score stands
+    assert not same.flags and float(_csv(root, tmp_path / "a.csv")[("cy", FIRST)]["score"]) == 4.0
+    fixed = _grade("cy", FIRST, 2.0)
+    _run(root, course, FIRST, [fixed])  # new work: the manual score was for the old one
+    assert fixed.flags == ["manual score 1 of test_scale cleared: the automatic score changed (0 -> 2), "
+                           "set it again if it still holds"]
+    assert float(_csv(root, tmp_path / "b.csv")[("cy", FIRST)]["score"]) == 5.0
+    proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert "score set by the instructor" not in (root / "feedback" / "cy" / FIRST / "lab_basic.html").read_text()
 
 
 def test_the_class_salt_is_made_once_and_kept(tmp_path: Path) -> None:
@@ -110,6 +135,9 @@ def test_the_class_salt_is_made_once_and_kept(tmp_path: Path) -> None:
 
 
 def test_labs_salt_shows_and_rotates(tmp_path: Path) -> None:
+    missing = labs("salt", FIRST, "--root", str(tmp_path))  # before the chapter's first grading: nothing made
+    assert missing.returncode == 2 and "no salt for fx_basic yet" in missing.stderr and not (tmp_path / "salts" / FIRST).exists()
+    salts.chapter_salt(salts.salts_folder(tmp_path), FIRST)  # what the first labs grade does
     shown = labs("salt", FIRST, "--root", str(tmp_path))
     assert shown.returncode == 0 and FIRST in shown.stdout, shown.stderr
     kept = salts.fingerprint(salts.chapter_salt(salts.salts_folder(tmp_path), FIRST))
@@ -186,3 +214,11 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
     assert all(details(first).values()) and details(first) == details(again)
     salts.rotate(salts.salts_folder(root), FIRST)
     assert details(grade(alone)) != details(first)  # a rotated salt draws other inputs
+
+
+def test_exporting_before_grading_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
+    for kind in ("csv", "gradescope"):
+        proc = labs("export", "--format", kind, "--root", str(tmp_path), "--out", str(tmp_path / f"out-{kind}"))
+        assert proc.returncode == 2 and proc.stderr.startswith(f"error: {tmp_path}: nothing graded yet"), proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
