@@ -82,6 +82,12 @@ def chapter_salt(folder: Path, chapter: str) -> int:
     return _read(path)
 
 
+def kept_salt(folder: Path, chapter: str) -> int | None:
+    """The chapter's salt if one was made (None before its first grading); nothing is created."""
+    path = _path(folder, chapter)
+    return _read(path) if path.is_file() else None
+
+
 def rotate(folder: Path, chapter: str) -> tuple[int | None, int]:
     """A new salt for ``chapter`` in ``folder`` (the old one, or None, and the new), recorded in the rotations log."""
     folder = _folder(folder)

@@ -435,12 +435,15 @@ def salt(chapter: Annotated[str, typer.Argument(help="the chapter whose salt to 
 
     folder = salts or class_salts.salts_folder(root)
     try:
+        kept = class_salts.kept_salt(folder, chapter)
+        if kept is None:
+            fail(f"{folder}: no salt for {chapter} yet (it is made on the chapter's first labs grade)")
         if rotate:
             old, new = class_salts.rotate(folder, chapter)
             was = class_salts.fingerprint(old) if old is not None else "none"
             console.print(f"{chapter}: salt rotated ({was} -> {class_salts.fingerprint(new)}); later runs draw new inputs")
         else:
-            console.print(f"{chapter}: salt {class_salts.fingerprint(class_salts.chapter_salt(folder, chapter))}")
+            console.print(f"{chapter}: salt {class_salts.fingerprint(kept)}")
     except (OSError, ValueError) as err:
         fail(f"{folder}: {err}")
 
@@ -514,21 +517,24 @@ def export(
     from graders.coursedir import db_url_for
     from graders.reports import export_csv, export_gradescope
 
-    if format == "csv":
-        target = out or root / "grades.csv"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        console.print(f"{export_csv(db_url_for(root, db), target)} rows written to {target}")
-        return
-    if format != "gradescope":
+    if format not in ("csv", "gradescope"):
         fail(f"--format {format}: expected csv or gradescope")
-    target = out or root / "gradescope"
+    url = db_url_for(root, db)
+    if db is None and not (root / "gradebook.db").is_file():
+        fail(f"{root}: nothing graded yet (no gradebook.db there; run labs grade first, or name the gradebook with --db)")
+    target = out or root / ("grades.csv" if format == "csv" else "gradescope")
     try:
-        count, errors = export_gradescope(db_url_for(root, db), root, target)
-    except Exception as err:  # noqa: BLE001 - no gradebook, or one that cannot be read: one line
-        fail(f"gradebook {db_url_for(root, db)}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+        if format == "csv":
+            target.parent.mkdir(parents=True, exist_ok=True)
+            count, errors = export_csv(url, target), []
+        else:
+            count, errors = export_gradescope(url, root, target)
+    except Exception as err:  # noqa: BLE001 - a gradebook that cannot be read: one line
+        fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     if not count and not errors:
-        fail(f"{db_url_for(root, db)}: no graded notebooks in the gradebook (run labs grade first)")
-    _written(f"{count} results.json files under {target}", errors)
+        fail(f"{url}: no graded notebooks in the gradebook (run labs grade first)")
+    _written(f"{count} rows written to {target}" if format == "csv" else f"{count} results.json files under {target}",
+             errors)
 
 
 # --- students -----------------------------------------------------------------------------------
