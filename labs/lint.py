@@ -21,6 +21,7 @@ from graders.coursedir import (
     probes_file,
 )
 from labs import copies, lint_rules
+from labs.lint_clauses import clauses_have_cases
 from labs.lint_rules import Problem, assigned_names
 from labs.lint_stated_rules import stated_rules_enforced
 from labs.notebooks import PARAMETERS, BadInput, read
@@ -58,6 +59,7 @@ def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     if is_lab(path):
         problems += _lab_has_probes(path, nb) + _copied_solutions(path, nb)
         problems += lint_rules.apply(lint_rules.LAB_RULES, path, nb) + stated_rules_enforced(path, nb)
+        problems += clauses_have_cases(path, nb)
     else:
         problems += _lesson_exercises(path, nb) + lint_rules.apply(lint_rules.LESSON_RULES, path, nb)
     return problems
