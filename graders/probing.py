@@ -52,9 +52,9 @@ class Probe:
 
     @property
     def description(self) -> str:
-        """First line of the probe's docstring: what it checks, shown to students."""
+        """First paragraph of the probe's docstring, on one line: what it checks, shown to students."""
         doc = (self.fn.__doc__ or self.fn.__name__).strip()
-        return doc.splitlines()[0]
+        return " ".join(line.strip() for line in doc.split("\n\n")[0].splitlines())
 
 
 _registry: dict[str, Probe] = {}

@@ -183,10 +183,10 @@ def _probe_functions(probes: Path) -> list[ast.FunctionDef]:
 
 
 def probes_documented(path: Path, nb: NotebookNode) -> list[Problem]:
-    """Each probe has a docstring whose first line names the check for students (their feedback shows it)."""
+    """Each probe has a docstring whose first paragraph names the check for students (their feedback shows it)."""
     probes = probes_file(path)
     return [Problem(probes, None, f"line {fn.lineno}: probe {fn.name} needs a docstring naming the check "
-                                  "(students read its first line in their feedback)")
+                                  "(students read its first paragraph in their feedback)")
             for fn in _probe_functions(probes) if not ast.get_docstring(fn)]
 
 

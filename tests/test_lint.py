@@ -207,7 +207,7 @@ def test_probes_need_docstrings_and_myths_an_experiment_then_a_rule(tmp_path: Pa
     probes = tmp_path / "probes" / "lab_x.py"
     probes.write_text(probes.read_text().replace('    """relu_grad on random inputs"""\n', ""))
     assert [str(p) for p in lint([path])] == [
-        f"{probes}: line {_line_of(probes, 'def relu_grad(')}: probe relu_grad needs a docstring naming the check (students read its first line "
+        f"{probes}: line {_line_of(probes, 'def relu_grad(')}: probe relu_grad needs a docstring naming the check (students read its first paragraph "
         "in their feedback)"]
     nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_markdown_cell("**Myth:** views copy."))

@@ -77,3 +77,15 @@ def test_a_self_check_verdict_holds_only_under_every_salt() -> None:
     assert [v.ok for v in got] == [False, False, False]
     assert [v.note for v in got] == ["under salt 3 of 3: failed 0", "under salt 2 of 3: failed 1", "failed 2"]
     assert held_under_every_salt([[Verdict("lab", "v", "full", [], True)]])[0].ok
+
+
+def test_a_probe_is_described_by_its_docstrings_first_paragraph_on_one_line() -> None:
+    from graders.probing import Probe
+
+    def wrapped(ns: dict, draw: Draw) -> None:
+        """scale: values, in place or not,
+        empty inputs
+
+        Instructor's notes: the fourth case is the one a copy misses."""
+
+    assert Probe("test_x", wrapped).description == "scale: values, in place or not, empty inputs"
