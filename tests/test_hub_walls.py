@@ -10,7 +10,8 @@ refused, and `labs collect` exits 0. The owner checks (a submission or a file ow
 student it names, the course folder made by a student) chown to other uids: as root (CI is), skipped otherwise.
 tests/test_hub_walls_class.py performs the same attacks from a student's account on a real class.
 
-Also each server's private /tmp (labs/hub/walls.py): as root, a process given one sees only what was kept for it
+Also the exchange's course folder that labs hub makes for the instructor (labs/hub/users.py), and each server's
+private /tmp (labs/hub/walls.py): as root, a process given one sees only what was kept for it
 and fills it only to its size; a host that refuses mount namespaces is named before a class starts.
 """
 
@@ -224,3 +225,32 @@ def test_a_private_tmp_shows_nothing_of_the_real_one_but_what_is_kept(tmp_path: 
     finally:
         for folder in (kept, other):
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_labs_hub_makes_the_exchange_course_the_instructors_and_names_one_a_student_made(tmp_path: Path):
+    """As root: labs hub makes the exchange's course folder and its outbound, inbound and feedback with nbgrader's
+    modes, the instructor's; one a student made first (or a link) stops it, saying so (issue 48, item 7b)."""
+    need_root()
+    import pwd
+
+    from labs.hub.users import AccountError, make_exchange_course
+
+    instructor = pwd.struct_passwd(("instructor", "x", 61003, 61003, "", "/nonexistent", "/bin/sh"))
+    course = tmp_path / "exchange" / "pytorch-labs"
+    course.parent.mkdir()
+    make_exchange_course(course, instructor)
+    found = {p.name: (p.stat().st_uid, p.stat().st_mode & 0o7777) for p in [course, *course.iterdir()]}
+    assert found == {"pytorch-labs": (61003, 0o755), "outbound": (61003, 0o755), "inbound": (61003, 0o2733),
+                     "feedback": (61003, 0o711)}
+    make_exchange_course(course, instructor)  # again, as at every start: kept as it is
+
+    taken = tmp_path / "taken" / "pytorch-labs"
+    taken.mkdir(parents=True)
+    os.chown(taken, 61001, 61001)  # ada made it before the first release
+    with pytest.raises(AccountError, match="belongs to 61001, not to the instructor instructor"):
+        make_exchange_course(taken, instructor)
+    linked = tmp_path / "linked" / "pytorch-labs"
+    linked.parent.mkdir()
+    linked.symlink_to(tmp_path)
+    with pytest.raises(AccountError, match="is a link"):
+        make_exchange_course(linked, instructor)
