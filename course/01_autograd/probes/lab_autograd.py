@@ -167,7 +167,8 @@ def _network_seen(grad_reverse: Callable, draw: Draw, lambd: float) -> dict:
                 "each call uses its own lambd (two layers in one graph)": "[lambd(), lambd()]",
                 "parameters before and after the layer get their gradients": "_network_seen",
                 "x left unmodified": "contracts",
-                "x of any shape (0-d included)": "torch.randn((), generator=draw.gen)"})
+                "x of any shape (0-d included)": "torch.randn((), generator=draw.gen)",
+                "the Function GradReverse applied (its node in the graph)": "grad_fn).__name__"})
 def grad_reverse(ns: Namespace, draw: Draw) -> list:
     """grad_reverse: identity forward, -lambd x the upstream gradient, lambd kept per call"""
     fn = ns["grad_reverse"]
@@ -184,6 +185,8 @@ def grad_reverse(ns: Namespace, draw: Draw) -> list:
     observations.append(outcome(_reversal_seen, fn, x, [0.0], draw.randn(*x.shape)))
     zero_d = torch.randn((), generator=draw.gen)
     observations.append(outcome(_reversal_seen, fn, zero_d, [lambd()], torch.randn((), generator=draw.gen)))
+    x = draw.randn(draw.randint(1, 4)).requires_grad_()
+    observations.append(outcome(lambda: type(fn(x, lambd()).grad_fn).__name__))
     return observations
 
 

@@ -92,11 +92,15 @@ def accumulate_ranks(cases: list) -> list:
 
         model.register_comm_hook(None, counting_hook)
         g = torch.Generator().manual_seed(seed + 1)
-        xs, ys = torch.randn(world, n_micro, micro, n_in, generator=g), torch.randn(world, n_micro, micro, 1, generator=g)
+        sizes = [micro + k % 2 for k in range(n_micro)]  # unequal micro-batches when there are several
+        drawn = [[(torch.randn(size, n_in, generator=g), torch.randn(size, 1, generator=g)) for size in sizes]
+                 for _ in range(world)]
         optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+        batches = list(drawn[rank])
         with forbidden(aten=COLLECTIVES, calls=collective_methods()) as seen:
-            accumulate_with_no_sync(model, optimizer, [(xs[rank, k], ys[rank, k]) for k in range(n_micro)])
+            accumulate_with_no_sync(model, optimizer, batches)
         observed.append({"all_reduces": len(calls), "collectives": seen.ops, "collective_calls": seen.violations,
+                         "micro_batches_after": [[x.clone(), y.clone()] for x, y in batches],
                          "params": [p.detach().clone() for p in model.module.parameters()],
                          "grads": [None if p.grad is None else p.grad.clone() for p in model.module.parameters()]})
     return observed
@@ -385,11 +389,13 @@ def scaled_run(ns: Namespace, draw: Draw, layout: str, spare: bool) -> list:
     for step in range(steps):
         x, y = torch.randn(16, 4, generator=g), torch.randn(16, 1, generator=g)
         loss, handle = poisoned_loss(model, x, y, schedule.get(step), (victim, victim_element))
-        optimizer.zero_grad()
+        optimizer.zero_grad(set_to_none=step % 2 == 0)  # odd steps: gradients exist (zeros) before the call
+        held = [p.grad for p in model.parameters()]
         stepped = outcome(ns["scaled_step"], loss, optimizer, state)
         if handle is not None:
             handle.remove()
         observed.append({"stepped": stepped, "scale": state.get("scale"), "good_steps": state.get("good_steps"),
+                         "grads_updated_in_place": [g is not None and p.grad is g for p, g in zip(model.parameters(), held, strict=True)],
                          "params": [p.detach().clone() for p in model.parameters()],
                          "grads": None if step in schedule else [None if p.grad is None else p.grad.clone()
                                                                  for p in model.parameters()]})
@@ -417,6 +423,8 @@ def scaled_step(ns: Namespace, draw: Draw) -> list:
                 "one all-reduce: no_sync for every backward but the last": "accumulate_ranks",
                 "optimizer.step() once; the gradients not zeroed afterwards": "accumulate_ranks",
                 "one micro-batch, and several": "n_micro in (1, draw.randint(2, 3), draw.randint(3, 5))",
+                "micro-batches of unequal sizes (the loss divided by their number, not by rows)": "accumulate_ranks",
+                "the caller's list of micro-batches left as it was": "accumulate_ranks",
                 "2, 3 and 4 ranks": "on_every_world"})
 def accumulate_with_no_sync(ns: Namespace, draw: Draw) -> list:
     """accumulate_with_no_sync on real ranks: one all-reduce, the large-batch gradient and step"""
@@ -442,7 +450,8 @@ def digits_train() -> tuple[torch.Tensor, torch.Tensor]:
        clauses={"the model runs only on rows r, r + W, r + 2W ...": "digits_ranks",
                 "every p.grad on every rank: the whole batch's mean-loss gradient": "digits_ranks",
                 "N that divides by W, and N that does not (shards differ by one row)": "world * draw.randint(2, 6) +",
-                "one row per rank": "world]",
+                "one row per rank": "world, world - 1]",
+                "fewer rows than ranks (a shard of none)": "world, world - 1]",
                 "returns nothing": "digits_ranks",
                 "2, 3 and 4 ranks": "on_every_world"})
 def global_batch_gradients(ns: Namespace, draw: Draw) -> dict:
@@ -452,7 +461,7 @@ def global_batch_gradients(ns: Namespace, draw: Draw) -> dict:
     def cases(world: int) -> list:
         # a batch that divides by the world size, and batches that do not (uneven shards)
         sizes = [world * draw.randint(2, 6), world * draw.randint(2, 6) + draw.randint(1, world - 1),
-                 world * draw.randint(1, 4) + world - 1, world]
+                 world * draw.randint(1, 4) + world - 1, world, world - 1]
         out = []
         for n in sizes:
             start = draw.randint(0, len(y_all) - n)
