@@ -8,6 +8,7 @@ never travel into the sandbox: their work is done by the lab's probes.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass, field
 
@@ -94,16 +95,68 @@ def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, 
     """
     copies = _copies(submitted)
     modules = imported_names(tuple(c.source for c in source_nb.cells if c.cell_type == "code")) if vetted else None
+    owners = exercise_names(source_nb) if vetted else {}
     result = Restored([])
     for index, cell in enumerate(source_nb.cells):
         if cell.cell_type == "code":
-            result.cells.append(_restored_cell(index, cell, copies, modules, result))
+            result.cells.append(_restored_cell(index, cell, copies, modules, result, owners))
     result.added = _added(source_nb, submitted)
     return result
 
 
+def top_level_names(source: str) -> dict[str, int]:
+    """Names a cell binds at its top level (functions, classes, assignments, imports), with their lines; {} when
+    it does not parse (the vetting says why)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, node.lineno)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                found.setdefault((alias.asname or alias.name).split(".")[0], node.lineno)
+        else:
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in filter(None, targets):
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found.setdefault(name.id, node.lineno)
+    return found
+
+
+def exercise_names(source_nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Each name a solution cell of the source defines with ``def`` or ``class`` -> that cell's grade_id: the
+    exercise's functions, which no other solution cell may define (their stated rules are read in their own cell)."""
+    owners: dict[str, str] = {}
+    for cell in source_nb.cells:
+        meta = nbgrader_meta(cell)
+        if cell.cell_type == "code" and meta.get("solution") and isinstance(meta.get("grade_id"), str):
+            tree = _parsed(cell.source)
+            for node in tree.body if tree else []:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    owners.setdefault(node.name, meta["grade_id"])
+    return owners
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def defines_another_exercise(source: str, grade_id: str, owners: dict[str, str]) -> list[Finding]:
+    """Where a solution cell binds a name that is another exercise's function or class."""
+    return [Finding(line, f"defines '{name}', the exercise of solution cell '{owners[name]}' (each exercise's code "
+                          "goes in its own cell)")
+            for name, line in top_level_names(source).items() if owners.get(name, grade_id) != grade_id]
+
+
 def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, modules: frozenset[str] | None,
-                   result: Restored) -> Cell:
+                   result: Restored, owners: dict[str, str] | None = None) -> Cell:
     """What runs for the source's code cell ``index``; notes what its copies in the submission did."""
     meta = nbgrader_meta(cell)
     grade_id = meta.get("grade_id")
@@ -115,6 +168,7 @@ def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, module
     if meta.get("solution"):
         source = found[-1][1].source if found else without_solutions(cell.source)
         findings = vet(source, modules) if modules is not None else []
+        findings = findings or defines_another_exercise(source, grade_id, owners or {})
         if findings:
             result.refused[grade_id] = findings
             source = without_solutions(cell.source)

@@ -127,6 +127,23 @@ def test_a_refused_solution_cell_runs_as_its_blank_release() -> None:
     assert "raise NotImplementedError()" in restored.solutions["scale"]
 
 
+def test_a_solution_cell_may_not_define_another_exercises_function() -> None:
+    """An exercise's stated rules are read in its own cell: defined in another solution cell, its code would
+    escape them (an outsider's route: lab 02's plain-Python exercises written with NumPy in another cell)."""
+    source, submitted = _lab(), _lab()
+    scale_cell = next(c for c in submitted.cells if nbgrader_meta(c).get("grade_id") == "scale")
+    relu_cell = next(c for c in submitted.cells if nbgrader_meta(c).get("grade_id") == "relu_grad")
+    scale_cell.source += "\n\ndef relu_grad(x):\n    return (x > 0).to(x.dtype)\n"
+    relu_cell.source = "# defined above\n"
+    restored = restore(source, submitted)
+    assert [str(f) for f in restored.refused["scale"]] == [
+        "line 7: defines 'relu_grad', the exercise of solution cell 'relu_grad' (each exercise's code goes in its "
+        "own cell)"]
+    assert "raise NotImplementedError()" in restored.solutions["scale"]
+    scale_cell.source = "relu_grad = print\n" + scale_cell.source.split("\n\ndef relu_grad")[0]
+    assert "defines 'relu_grad'" in str(restore(source, submitted).refused["scale"][0])
+
+
 def test_an_iterative_exercise_refuses_recursion_through_any_helper() -> None:
     solutions = {"order": "def order(o):\n    def walk(n):\n        return [walk(c) for c in n]\n    return helper(o)\n",
                  "other": "def helper(o):\n    return again(o)\n\ndef again(o):\n    return helper(o) if o else []\n"}
@@ -194,6 +211,15 @@ ROUTES = {
     "abc.ABCMeta builds a class": "import abc\nname = '_' * 2 + 'del' + '_' * 2\nSpy = abc.ABCMeta('Spy', (), {name: print})",
     "a library class as a value": "T = type(torch.ones(1))\nT.clone = len",
     "numpy.load's pickles, positionally": "state = np.load('x.npy', None, True)",
+    # an outsider's tries after the allowlist landed: numpy's file readers (one unpickles: exec), torch's
+    "NpzFile's pickles, positionally": "import numpy as np\nitem = np.lib.npyio.NpzFile(None, False, True)['x']",
+    "numpy's DataSource reads a mounted file": "import numpy as np\ntext = np.lib.npyio.DataSource(None).open('/etc/passwd')",
+    "numpy.memmap": "import numpy as np\nm = np.memmap('/tmp/y.bin', mode='w+', shape=(4,))",
+    "numpy.fromfile": "import numpy as np\nm = np.fromfile('/etc/passwd', dtype=np.uint8)",
+    "numpy.genfromtxt": "import numpy as np\nm = np.genfromtxt('/etc/passwd')",
+    "an array's tofile": "import numpy as np\nnp.zeros(3).tofile('/tmp/x')",
+    "a storage from a file": "s = torch.UntypedStorage.from_file('/etc/passwd', False, 4)",
+    "contextlib.chdir": "import contextlib\nwith contextlib.chdir('/'):\n    pass\n",
 }
 
 
