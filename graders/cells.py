@@ -104,27 +104,88 @@ def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, 
     return result
 
 
+class _ModuleScope(ast.NodeVisitor):
+    """Every name a cell binds in the notebook's namespace, with its first line: any statement's target at module
+    level (nested in ``if``/``with``/``try``/``for`` too), ``with ... as``, ``except ... as``, ``case`` captures,
+    ``:=`` (which binds there even inside a comprehension), imports, and a function's ``global`` names."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, int] = {}
+
+    def bind(self, name: str | None, node: ast.AST) -> None:
+        if name:
+            self.found.setdefault(name, getattr(node, "lineno", 1))
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.bind(node.id, node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.bind(node.name, node)
+        for inner in ast.walk(node):  # its body is its own scope, but for the names it declares global
+            if isinstance(inner, ast.Global):
+                for name in inner.names:
+                    self.bind(name, inner)
+        for expr in [*node.decorator_list, *node.args.defaults, *filter(None, node.args.kw_defaults)]:
+            self.visit(expr)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bind(node.name, node)
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Global):
+                for name in inner.names:
+                    self.bind(name, inner)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for expr in [*node.args.defaults, *filter(None, node.args.kw_defaults)]:
+            self.visit(expr)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.bind(node.target.id, node)
+        self.visit(node.value)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:  # its target is the comprehension's own
+        self.visit(node.iter)
+        for condition in node.ifs:
+            self.visit(condition)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        self.bind(node.name, node)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> None:
+        self.bind(node.name, node)
+        self.generic_visit(node)
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> None:
+        self.bind(node.name, node)
+
+    def visit_MatchMapping(self, node: ast.MatchMapping) -> None:
+        self.bind(node.rest, node)
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.bind((alias.asname or alias.name).split(".")[0], node)
+
+    visit_ImportFrom = visit_Import
+
+
 def top_level_names(source: str) -> dict[str, int]:
-    """Names a cell binds at its top level (functions, classes, assignments, imports), with their lines; {} when
-    it does not parse (the vetting says why)."""
+    """Names a cell binds in the notebook's namespace, however it binds them (:class:`_ModuleScope`), with
+    their lines; {} when it does not parse (the vetting says why)."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
         return {}
-    found: dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.setdefault(node.name, node.lineno)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                found.setdefault((alias.asname or alias.name).split(".")[0], node.lineno)
-        else:
-            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-            for target in filter(None, targets):
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        found.setdefault(name.id, node.lineno)
-    return found
+    scope = _ModuleScope()
+    try:
+        scope.visit(tree)
+    except RecursionError:
+        return {"(a cell too deeply nested to read)": 1}
+    return scope.found
 
 
 def exercise_names(source_nb: nbformat.NotebookNode) -> dict[str, str]:

@@ -56,6 +56,9 @@ from typing import Any
 
 #: The largest solution cell the grader reads (bytes of UTF-8); the course's largest is under 2 KiB.
 MAX_CELL_BYTES = 64 * 1024
+#: The most names a solution cell may import (the course's solution cells import at most a few): each one the
+#: grader resolves loads its module, and hundreds would load thousands of modules into the trusted grader.
+MAX_IMPORTS = 32
 #: Top-level modules graded code may import and use (of each, what :func:`_step` allows).
 ALLOWED_ROOTS = frozenset({
     "torch", "numpy", "math", "cmath", "random", "statistics", "itertools", "functools", "operator",
@@ -71,13 +74,13 @@ DENIED = frozenset({
     "torch.utils.data", "torch.utils.benchmark", "torch.utils.collect_env", "torch.utils.bundled_inputs",
     "torch.utils.tensorboard", "torch.utils.model_zoo", "torch.utils.show_pickle", "torch.utils.throughput_benchmark",
     "torch.nn.parallel", "torch.overrides", "torch.compile", "torch.compiler", "torch.jit", "torch.fx", "torch.onnx",
-    "torch.export", "torch.serialization",
+    "torch.export", "torch.serialization", "torch.ao", "torch.profiler", "torch.autograd.profiler",
     "numpy.f2py", "numpy.ctypeslib", "numpy.testing", "numpy.distutils", "numpy.lib.format", "numpy.load",
     # files: graded code reads and writes none (a loader that unpickles runs code; a reader sees the sandbox's files)
     "numpy.lib.npyio", "numpy.lib._npyio_impl", "numpy.lib._datasource", "numpy.lib._format_impl", "numpy.save",
     "numpy.savez", "numpy.savez_compressed", "numpy.savetxt", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile",
     "numpy.fromregex", "numpy.memmap", "numpy.lib.DataSource", "torch.from_file", "torch.save", "torch.load",
-    "contextlib.chdir",
+    "contextlib.chdir", "onnx.save", "onnx.save_model", "onnx.save_tensor", "onnx.external_data_helper", "onnx.reference", "onnx.hub", "onnx.backend",
     "typing.get_type_hints", "typing.ForwardRef", "typing.get_overloads",
     "operator.attrgetter", "operator.methodcaller", "functools.singledispatch", "functools.singledispatchmethod",
     "dataclasses.make_dataclass", "copy.copyreg", "re.template", "abc.ABCMeta",
@@ -117,7 +120,12 @@ DENIED_ATTRIBUTES = frozenset({
     "setprofile", "settrace", "get_objects", "get_referrers", "get_referents", "attrgetter", "methodcaller",
     "format_map", "get_field", "vformat", "fork", "system", "popen", "spawn", "execv", "execve", "kill",
     "get_type_hints", "register_custom_ops_library", "register_kernel", "register_fake", "register_autograd", "custom_op",
-    "from_file", "fromfile", "tofile", "memmap", "NpzFile", "DataSource", "chdir"})
+    "from_file", "fromfile", "tofile", "memmap", "NpzFile", "DataSource", "chdir",
+    # compiling or generating code on any object (``module.compile()``: dynamo, inductor, a C++ compiler),
+    # writing files (``array.dump``, a trace, a picture, a model), code objects of compiled functions
+    "compile", "recompile", "compile_fx", "dump", "dumps", "save", "savefig", "export_chrome_trace",
+    "export_stacks", "export_memory_timeline", "write_external_data_tensors", "load_external_data_for_tensor",
+    "load_external_data_for_model", "func_code"})
 #: Dunder methods a class of graded code may define (the data model's; no hooks on attribute access,
 #: pickling, subclassing, dispatch or finalisation).
 ALLOWED_DUNDER_METHODS = frozenset({
@@ -423,6 +431,8 @@ class _Policy(ast.NodeVisitor):
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         for name in node.kwd_attrs:  # ``case object(__globals__=g)``: an attribute read by name
             self.attribute_name(node, name)
+            if name in ("format", "__code__"):  # ``case str(format=fmt)``: no literal to check the fields of
+                self.refuse(node, f"reading '.{name}' in a class pattern")
         self.generic_visit(node)
 
     # -- definitions ---------------------------------------------------------------------------------
@@ -760,6 +770,12 @@ def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
     tree = _parsed(cell_source)
     if tree is None:
         return [_unparsed_why(cell_source)]
+    count = 0
+    for node in ast.walk(tree):
+        count += len(node.names) if isinstance(node, (ast.Import, ast.ImportFrom)) else 0
+        if count > MAX_IMPORTS:
+            return [Finding(getattr(node, "lineno", 1), f"more than {MAX_IMPORTS} imports in one cell (each loads "
+                                                         "modules into the grader to check it)")]
     checker = _Policy(policy, tree)
     try:
         checker.visit(tree)

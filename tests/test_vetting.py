@@ -140,8 +140,16 @@ def test_a_solution_cell_may_not_define_another_exercises_function() -> None:
         "line 7: defines 'relu_grad', the exercise of solution cell 'relu_grad' (each exercise's code goes in its "
         "own cell)"]
     assert "raise NotImplementedError()" in restored.solutions["scale"]
-    scale_cell.source = "relu_grad = print\n" + scale_cell.source.split("\n\ndef relu_grad")[0]
-    assert "defines 'relu_grad'" in str(restore(source, submitted).refused["scale"][0])
+    base = scale_cell.source.split("\n\ndef relu_grad")[0]
+    for binding in ("relu_grad = print\n", "if True:\n    def relu_grad(x):\n        return x\n",
+                    "(relu_grad := len)\n", "with open_thing() as relu_grad:\n    pass\n",
+                    "match len:\n    case relu_grad:\n        pass\n", "def f():\n    global relu_grad\n",
+                    "[(relu_grad := v) for v in (len,)]\n", "for relu_grad in (len,):\n    pass\n"):
+        scale_cell.source = binding + base
+        refused = restore(source, submitted).refused.get("scale", [])
+        assert any("defines 'relu_grad'" in str(f) for f in refused), binding
+    scale_cell.source = "def helper():\n    relu_grad = 1\n    return relu_grad\n\n" + base  # a local of its own
+    assert "scale" not in restore(source, submitted).refused
 
 
 def test_an_iterative_exercise_refuses_recursion_through_any_helper() -> None:
@@ -220,6 +228,21 @@ ROUTES = {
     "an array's tofile": "import numpy as np\nnp.zeros(3).tofile('/tmp/x')",
     "a storage from a file": "s = torch.UntypedStorage.from_file('/etc/passwd', False, 4)",
     "contextlib.chdir": "import contextlib\nwith contextlib.chdir('/'):\n    pass\n",
+    # a second outsider's tries: code generated and run by fx and dynamo, files through onnx, numpy and the
+    # profiler, a format method read in a class pattern, code objects of compiled functions
+    "torch.ao's fx tracer": "from torch.ao.quantization.fx.tracer import QuantizationTracer\n"
+                            "graph = QuantizationTracer([], []).trace(torch.nn.Identity())",
+    "a module's compile": "model = torch.nn.Linear(2, 2)\nmodel.compile()",
+    "a graph module's recompile": "def backend(gm, inputs):\n    gm.recompile()\n    return gm",
+    "onnx's external data reads a file": "import onnx\nt = onnx.TensorProto()\n"
+                                         "onnx.external_data_helper.load_external_data_for_tensor(t, '/etc')",
+    "onnx.save writes a file": "import onnx\nonnx.save(onnx.ModelProto(), '/tmp/x')",
+    "an array's dump": "import numpy as np\nnp.arange(3).dump('/tmp/x')",
+    "the profiler's trace": "with torch.profiler.profile() as p:\n    pass\np.export_chrome_trace('/tmp/x')",
+    "a picture saved": "from labutils import strides\nstrides.show(torch.arange(6)).savefig('/tmp/x.png')",
+    "format read in a class pattern": "match 'x':\n    case str(format=fmt):\n        text = fmt(len)\n",
+    "a compiled function's code object": "import numpy as np\ncode = np.random.Generator.normal.func_code",
+    "hundreds of imports": "".join(f"import torch.nn.functional as f{i}\n" for i in range(40)),
 }
 
 
