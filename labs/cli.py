@@ -523,10 +523,11 @@ def export(
     if db is None and not (root / "gradebook.db").is_file():
         fail(f"{root}: nothing graded yet (no gradebook.db there; run labs grade first, or name the gradebook with --db)")
     target = out or root / ("grades.csv" if format == "csv" else "gradescope")
+    errors: list[str] = []
     try:
         if format == "csv":
             target.parent.mkdir(parents=True, exist_ok=True)
-            count, errors = export_csv(url, target), []
+            count = export_csv(url, target)
         else:
             count, errors = export_gradescope(url, root, target)
     except Exception as err:  # noqa: BLE001 - a gradebook that cannot be read: one line
