@@ -89,9 +89,11 @@ def example_tests(name: str) -> str:
 
 
 def example_probe(name: str) -> str:
-    return (f'@probe("test_{name}")\ndef {name}(ns: Namespace, draw: Draw) -> list:\n'
+    return (f'@probe("test_{name}", clauses={{"what {name} returns": "outcome(ns[", "x left as it was": "contracts",\n'
+            f'                                "vectors of any length, none included": "draw.sizes(0, 9"}})\n'
+            f'def {name}(ns: Namespace, draw: Draw) -> list:\n'
             f'    """{name} on random vectors, and its input left as it was"""\n'
-            f"    cases = []\n    for _ in range(12):\n        x = draw.randn(draw.randint(1, 9))\n"
+            f"    cases = []\n    for n in draw.sizes(0, 9, 12):\n        x = draw.randn(n)\n"
             f'        cases.append([outcome(ns["{name}"], x), x.clone()])\n    return cases\n')
 
 

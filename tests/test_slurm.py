@@ -314,7 +314,8 @@ def test_grade_script_shards_and_retries_without_a_cluster(tmp_path: Path) -> No
         assert proc.returncode == 0, proc.stderr
         lines.append(proc.stdout.splitlines()[-1])
     assert lines[0] == (f"labs grade /subs --shard 1/{TASKS} --db postgresql://u:p@db/grades --report "
-                        f"{tmp_path}/reports/shard-1 --root {tmp_path}/reports/root/shard-1 --jobs 1 --chapter fx_basic")
+                        f"{tmp_path}/reports/shard-1 --root {tmp_path}/reports/root/shard-1 --salts {tmp_path}/reports/root/salts "
+                        "--jobs 1 --chapter fx_basic")
     assert [line.split("--shard ")[1].split()[0] for line in lines] == [f"{i}/{TASKS}" for i in range(1, TASKS + 1)]
     retry = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "1"})
     assert f"--shard 1/{TASKS} " in retry.stdout  # alone in its array, still 1 of the recorded N
