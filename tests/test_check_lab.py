@@ -108,13 +108,22 @@ sys.meta_path[:] = [StudentsSetOnly if f is importlib.machinery.PathFinder else 
 """
 
 
+def _vendored(dist: str) -> bool:
+    """A distribution another package ships inside itself (setuptools' ``_vendor``, on sys.path once setuptools
+    is imported): part of that package, not one of its own."""
+    try:
+        return "_vendor" in Path(str(metadata.distribution(dist).locate_file(""))).parts
+    except metadata.PackageNotFoundError:
+        return False
+
+
 def test_a_solved_lab_earns_every_point_with_only_the_students_set(tmp_path: Path):
     """`make lab`'s venv has the package without extras: every module of another distribution is refused to
     the command (the sandbox imports from its own PYTHONPATH, so its side is what pyproject's list says).
     Nothing is left behind: the private grading root, with its results.json, is gone."""
     allowed = _student_set()
     blocked = sorted(module for module, dists in metadata.packages_distributions().items()
-                     if not any(canonicalize_name(d) in allowed for d in dists) and module.isidentifier())
+                     if not any(canonicalize_name(d) in allowed or _vendored(d) for d in dists) and module.isidentifier())
     assert {"papermill", "pytest", "playwright", "mkdocs"} <= set(blocked) and "hypothesis" not in blocked
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(BLOCKER.format(blocked=blocked))

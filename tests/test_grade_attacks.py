@@ -10,6 +10,7 @@ the grader's scores afterwards.
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import re
@@ -193,12 +194,23 @@ def _solution_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
     return [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
 
 
-def _attack(code: str) -> nbformat.NotebookNode:
+def _attack(code: str, split: bool = False) -> nbformat.NotebookNode:
+    """The lab with ``code`` in its first solution cell (the others emptied); ``split``: each exercise's function
+    in its own cell instead (as the vetting requires of code meant to run), everything else in the first."""
     nb = nbformat.read(LAB, as_version=4)
     first, *rest = _solution_cells(nb)
-    first.source = code
-    for cell in rest:
-        cell.source = "# attacked above"
+    if not split:
+        first.source = code
+        for cell in rest:
+            cell.source = "# attacked above"
+        return nb
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in (first, *rest)}
+    parts: dict[str, list[str]] = {grade_id: [] for grade_id in cells}
+    for node in ast.parse(code).body:
+        owner = node.name if isinstance(node, ast.FunctionDef) and node.name in cells else next(iter(cells))
+        parts[owner].append(ast.get_source_segment(code, node, padded=True) or "")
+    for grade_id, cell in cells.items():
+        cell.source = "\n\n".join(parts[grade_id]) + "\n" if parts[grade_id] else "# attacked in another cell"
     return nb
 
 
@@ -466,8 +478,8 @@ def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("vetted")
     subs = tmp / "submitted"
     _write(subs, "honest", nbformat.read(LAB, as_version=4))
-    for name, code in READER_ATTACKS.items():
-        _write(subs, name, _attack(code))
+    for name, code in READER_ATTACKS.items():  # the two that must run (one exercise per cell) to show their text
+        _write(subs, name, _attack(code, split=name in ("exception-channel", "case-count")))
     _write(subs, "added-cell", _added_cell())
     _write(subs, "copied-test", _copied_test())
     _write(subs, "huge-cell", _attack(HUGE_CELL))

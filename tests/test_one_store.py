@@ -178,10 +178,9 @@ def _submit(folder: Path, student: str, code: str) -> None:
     import nbformat
 
     nb = nbformat.read(COURSE / FIRST / "lab_basic.ipynb", as_version=4)
-    first, *rest = [c for c in nb.cells if c.cell_type == "code" and "### BEGIN SOLUTION" in c.source]
-    first.source = code
-    for cell in rest:
-        cell.source = "# solved above"
+    cells = [c for c in nb.cells if c.cell_type == "code" and "### BEGIN SOLUTION" in c.source]
+    for cell, function in zip(cells, code.split("\n\ndef "), strict=True):  # each exercise in its own cell
+        cell.source = function if function.startswith("def ") else "def " + function
     (folder / student / FIRST).mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, folder / student / FIRST / "lab_basic.ipynb")
 

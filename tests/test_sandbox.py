@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from graders.job import Cell, Job
+from graders.job import SAFE_ENVIRONMENT, Cell, Job
 from graders.sandbox.jail import Limits
 from graders.sandbox.worker import Worker, isolation_warning, job_env
 from tests.conftest import ROOT
@@ -75,7 +75,7 @@ def test_no_network_and_no_writes_outside_tmp(evidence: list[dict]) -> None:
 
 
 def test_environment_reveals_nothing(evidence: list[dict]) -> None:
-    assert evidence[0]["env"] == sorted(job_env(1))
+    assert evidence[0]["env"] == sorted({*job_env(1), *SAFE_ENVIRONMENT})  # the job's own safety settings only
 
 
 def test_unprivileged_and_alone(evidence: list[dict]) -> None:
