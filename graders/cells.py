@@ -17,7 +17,6 @@ import nbformat
 from graders.coursedir import nbgrader_meta, visible_part, without_solutions
 from graders.job import Cell
 from graders.vetting import Finding, imported_names, vet
-from graders.vetting import _parsed as parsed_cell
 
 
 @dataclass(frozen=True)
@@ -177,8 +176,9 @@ class _ModuleScope(ast.NodeVisitor):
 def top_level_names(source: str) -> dict[str, int]:
     """Names a cell binds in the notebook's namespace, however it binds them (:class:`_ModuleScope`), with
     their lines; {} when it does not parse (the vetting says why)."""
-    tree = parsed_cell(source)  # the vetting's parse: cached, and repeated past 3.11's threaded-parser error
-    if tree is None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
         return {}
     scope = _ModuleScope()
     try:
@@ -195,11 +195,18 @@ def exercise_names(source_nb: nbformat.NotebookNode) -> dict[str, str]:
     for cell in source_nb.cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and meta.get("solution") and isinstance(meta.get("grade_id"), str):
-            tree = parsed_cell(cell.source)
+            tree = _parsed(cell.source)
             for node in tree.body if tree else []:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     owners.setdefault(node.name, meta["grade_id"])
     return owners
+
+
+def _parsed(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def defines_another_exercise(source: str, grade_id: str, owners: dict[str, str]) -> list[Finding]:
