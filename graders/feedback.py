@@ -174,23 +174,23 @@ def remove_autograded(root: Path, grade: NotebookGrade) -> None:
     (root / "autograded" / grade.student / grade.chapter / f"{grade.notebook}.ipynb").unlink(missing_ok=True)
 
 
-def manual_cells(db_url: str, chapter: str, student: str) -> dict[str, set[str]]:
-    """Notebook -> the grade_ids whose score the instructor set by hand (nbgrader's manual score)."""
+def manual_cells(db_url: str, chapter: str) -> dict[tuple[str, str], set[str]]:
+    """(student, notebook) -> the grade_ids of ``chapter`` whose score the instructor set by hand, read from the
+    gradebook once for the whole chapter."""
     with course.open_gradebook(db_url) as gradebook:
         try:
-            submission = gradebook.find_submission(chapter, student)
+            assignment = gradebook.find_assignment(chapter)
         except MissingEntry:
             return {}
-        return {nb.name: {g.name for g in nb.grades if g.manual_score is not None} for nb in submission.notebooks}
+        return {(sub.student.id, nb.name): {g.name for g in nb.grades if g.manual_score is not None}
+                for sub in assignment.submissions for nb in sub.notebooks}
 
 
-def mark_manual_scores(root: Path, db_url: str, chapter: str, student: str) -> None:
+def mark_manual_scores(root: Path, chapter: str, student: str, manual: dict[tuple[str, str], set[str]]) -> None:
     """Say, under each test cell of the student's autograded notebooks, when its score was set by hand (the
     automatic reason kept after it), so the text beside nbgrader's score never contradicts it."""
-    for notebook, manual in manual_cells(db_url, chapter, student).items():
-        path = root / "autograded" / student / chapter / f"{notebook}.ipynb"
-        if not path.is_file():
-            continue
+    for path in sorted((root / "autograded" / student / chapter).glob("*.ipynb")):
+        marked = manual.get((student, path.stem), set())
         nb = nbformat.read(path, as_version=4)
         changed = False
         for cell in nb.cells:
@@ -198,7 +198,7 @@ def mark_manual_scores(root: Path, db_url: str, chapter: str, student: str) -> N
             if cell.cell_type != "code" or not cell.get("outputs") or not isinstance(grade_id, str):
                 continue
             text = str(cell.outputs[0].get("text", ""))
-            shown = (MANUAL + text.removeprefix(MANUAL)) if grade_id in manual else text.removeprefix(MANUAL)
+            shown = (MANUAL + text.removeprefix(MANUAL)) if grade_id in marked else text.removeprefix(MANUAL)
             if shown != text:
                 cell.outputs[0]["text"], changed = shown, True
         if changed:
@@ -212,9 +212,10 @@ def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None
     students = [student] if student else sorted(p.name for p in (root / "autograded").iterdir()
                                                    if (p / chapter).is_dir())
     files, errors = [], []
+    manual = manual_cells(db_url, chapter)
     for name in students:
         try:
-            mark_manual_scores(root, db_url, chapter, name)
+            mark_manual_scores(root, chapter, name, manual)
             course.require_success(api.generate_feedback(chapter, name, force=True), f"generate_feedback {name}")
         except Exception as err:  # noqa: BLE001 - one student's feedback failing leaves the others rendered
             errors.append(f"grader error: feedback for {plain(name)}/{chapter} failed ({reason(err)})")
