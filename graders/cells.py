@@ -16,6 +16,7 @@ import nbformat
 
 from graders.coursedir import nbgrader_meta, visible_part, without_solutions
 from graders.job import Cell
+from graders.parsing import parsed
 from graders.vetting import Finding, imported_names, vet
 
 
@@ -176,9 +177,8 @@ class _ModuleScope(ast.NodeVisitor):
 def top_level_names(source: str) -> dict[str, int]:
     """Names a cell binds in the notebook's namespace, however it binds them (:class:`_ModuleScope`), with
     their lines; {} when it does not parse (the vetting says why)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = parsed(source)
+    if tree is None:
         return {}
     scope = _ModuleScope()
     try:
@@ -195,18 +195,11 @@ def exercise_names(source_nb: nbformat.NotebookNode) -> dict[str, str]:
     for cell in source_nb.cells:
         meta = nbgrader_meta(cell)
         if cell.cell_type == "code" and meta.get("solution") and isinstance(meta.get("grade_id"), str):
-            tree = _parsed(cell.source)
+            tree = parsed(cell.source)
             for node in tree.body if tree else []:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     owners.setdefault(node.name, meta["grade_id"])
     return owners
-
-
-def _parsed(source: str) -> ast.Module | None:
-    try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def defines_another_exercise(source: str, grade_id: str, owners: dict[str, str]) -> list[Finding]:

@@ -14,6 +14,7 @@ import ast
 import nbformat
 
 from graders.coursedir import nbgrader_meta
+from graders.parsing import parsed
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -21,9 +22,8 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 def bound_names(source: str) -> set[str] | None:
     """Names a cell binds at its top level (defs, classes, assignments, imports, loop and with targets);
     None when it cannot be read as Python (IPython magics): anything may be bound then."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parsed(source)
+    if tree is None:
         return None
     names: set[str] = set()
     for node in tree.body:

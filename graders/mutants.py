@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from graders.coursedir import SOLUTION_BEGIN, SOLUTION_END
 from graders.mutant_operators import OPERATORS, Replacement
+from graders.parsing import parse, parsed
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class Cell:
     def __init__(self, source: str) -> None:
         self.source = source
         self.lines = source.splitlines(keepends=True)
-        self.tree = ast.parse(source)
+        self.tree = parse(source)
         self.spans = regions(source)
         self.parents: dict[int, tuple[ast.AST, str, int | None]] = {}
         for parent in ast.walk(self.tree):
@@ -151,7 +152,7 @@ class Cell:
         want = self.expected(node, replacement)
         for text in self.texts(node, replacement):
             try:
-                if ast.dump(ast.parse(text)) == want:
+                if ast.dump(parse(text)) == want:
                     return text
             except SyntaxError:
                 continue
@@ -171,9 +172,7 @@ def _wrap_in_no_grad(cell: Cell, region: int) -> Mutant | None:
     text = f"{indent}with torch.no_grad():\n" + textwrap.indent(body, "    ")
     start, stop = cell.offset(top[0].lineno, 0), cell.offset(_end(top[-1]) + 1, 0)
     source = cell.source[:start] + text + cell.source[stop:]
-    try:
-        ast.parse(source)
-    except SyntaxError:
+    if parsed(source) is None:
         return None
     return Mutant("", "grad_mode", f"{region}.{top[0].lineno - begin}.{len(indent)}", "add-no_grad", source)
 

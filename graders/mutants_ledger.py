@@ -28,6 +28,7 @@ import tomllib
 from graders.cells import exercise_tests
 from graders.coursedir import nbgrader_meta, probes_file
 from graders.mutants import Mutant, mutants_of
+from graders.parsing import parse
 
 TARGET = 0.95  # of the mutants that are not equivalent, at least this share killed (stillborn ones count)
 VERDICTS = ("killed", "survived", "stillborn")
@@ -36,7 +37,7 @@ GRADERS = Path(__file__).resolve().parent
 # recorders, what may run, what may leave the sandbox and how, how a mutant's run is read. A change to
 # any of them makes every result stale.
 VERDICT_FILES = ("cells.py", "compare.py", "contracts.py", "grading.py", "job.py", "mutants_verdict.py",
-                 "probing.py", "protocol.py", "rules.py", "vetting.py", "wire.py")
+                 "parsing.py", "probing.py", "protocol.py", "rules.py", "vetting.py", "wire.py")
 
 
 def results_file(lab: Path) -> Path:
@@ -87,7 +88,7 @@ def probe_helpers(probes: str) -> str:
     """The grader modules a probe file imports beyond :data:`VERDICT_FILES` (``graders.draws``), as one
     text: they decide that lab's inputs, so their change makes only the labs that use them stale."""
     names = set()
-    for node in ast.walk(ast.parse(probes)):
+    for node in ast.walk(parse(probes)):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module)
         elif isinstance(node, ast.Import):

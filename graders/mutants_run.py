@@ -2,6 +2,8 @@
 solution (the source with that solution cell replaced, run in the sandbox up to its exercise, its probes
 compared with a reference run of a fresh salt), in parallel on one pool, each run read by
 :mod:`graders.mutants_verdict`; then each exercise judged against the target (:mod:`graders.mutants_ledger`).
+A mutant is killed only when it loses points under each of :data:`~graders.mutants_verdict.SALTS` fresh
+salts: the runs stop at the first salt whose verdict no other salt could change.
 
 Before its mutants, each exercise's unchanged source is graded the same way and must earn full marks,
 or none of its verdicts would mean anything. The reference and these controls run under the grading
@@ -29,7 +31,14 @@ from graders.coursedir import labs_in
 from graders.cuts import may_cut
 from graders.grading import Lab, Pool, focused, grade_one, load_lab, reference_runs, warm_modules
 from graders.mutants import Mutant
-from graders.mutants_verdict import LIMITS, before_running, verdict_of
+from graders.mutants_verdict import (
+    LIMITS,
+    SALTS,
+    before_running,
+    needs_another_salt,
+    verdict_of,
+    verdict_over_salts,
+)
 from graders.results import NotebookGrade
 from graders.sandbox.jail import Limits
 from graders.selfcheck import with_solution_replaced
@@ -85,8 +94,7 @@ class LabMutants:
 @dataclass(frozen=True)
 class Plan:
     """One run: an exercise, the code put in its solution cell, and whether the run may end after its
-    tests (worked out before any thread starts: ``ast.parse`` in two threads at once can fail in
-    CPython 3.11 with "AST constructor recursion depth mismatch")."""
+    tests (worked out before any thread starts)."""
 
     exercise: ledger.Exercise
     code: str
@@ -96,13 +104,12 @@ class Plan:
 
 @dataclass
 class Grading:
-    """What grading one lab's mutants needs: the pool, the lab, a reference of this run's salt."""
+    """What grading one lab's mutants needs: the pool, the lab, this run's salts and a reference of each."""
 
     pool: Pool
     lab: Lab
     path: Path
-    reference: dict
-    salt: int
+    references: list[tuple[int, dict]]  # (salt, the reference run under it)
     progress: Callable[[], None] = lambda: None
     record: Callable[[str, dict], None] = lambda mutant_id, verdict: None
 
@@ -111,35 +118,48 @@ class Grading:
         code = mutant.source if mutant else ex.reference
         return Plan(ex, code, may_cut(self.lab.source, ex.tests[-1], code), mutant)
 
-    def run(self, plan: Plan) -> NotebookGrade:
-        """The source with the plan's solution cell, graded on its exercise's tests alone; once more
-        when the grader itself failed (the recursion-depth race above, inside the vetting)."""
+    def run(self, plan: Plan, salt_index: int = 0) -> NotebookGrade:
+        """The source with the plan's solution cell, graded on its exercise's tests alone under one of the
+        run's salts."""
         nb = with_solution_replaced(self.lab.source, plan.exercise.grade_id, plan.code)
         graded_lab = focused(self.lab, plan.exercise.tests, plan.cut)
         sub = Submission("mutant", self.lab.chapter, self.lab.name, self.path, nb)
-        graded = grade_one(self.pool, graded_lab, sub, self.reference, self.salt)
-        return grade_one(self.pool, graded_lab, sub, self.reference, self.salt) \
-            if graded.status == "grader error" else graded
+        salt, reference = self.references[salt_index]
+        return grade_one(self.pool, graded_lab, sub, reference, salt)
 
     def control(self, plan: Plan) -> tuple[str, NotebookGrade]:
-        """Why the unchanged source fails its own exercise here (empty when it earns full marks), and its run."""
-        graded = self.run(plan)
-        short = [f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})" for c in graded.cells if c.score < c.points]
-        return (f"{plan.exercise.grade_id}: the unchanged source loses points: {'; '.join(short) or graded.error}"
-                if short or graded.error else ""), graded
+        """Why the unchanged source fails its own exercise under some salt (empty when it earns full marks
+        under each), and its slowest run."""
+        runs = [self.run(plan, i) for i in range(len(self.references))]
+        for graded in runs:
+            short = [f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})" for c in graded.cells
+                     if c.score < c.points]
+            if short or graded.error:
+                return (f"{plan.exercise.grade_id}: the unchanged source loses points: "
+                        f"{'; '.join(short) or graded.error}"), graded
+        return "", max(runs, key=lambda g: g.seconds)
 
     def mutant(self, plan: Plan) -> tuple[dict | None, float]:
-        """One mutant's record (verdict, hash, note) and the CPU-s of its run."""
+        """One mutant's record (verdict, hash, note), from its runs under the salts in turn, and their CPU-s."""
         mutant = plan.mutant
         if mutant is None:
             raise ValueError(f"{plan.exercise.grade_id}: a control run has no mutant to record")
-        graded = self.run(plan)
-        verdict = verdict_of(graded)
-        record = {**verdict, "hash": plan.exercise.mutant_hash(mutant)} if verdict else None
-        if record is not None:
-            self.record(mutant.id, record)
+        verdicts: list[dict] = []
+        cpu = 0.0
+        for salt_index in range(len(self.references)):
+            graded = self.run(plan, salt_index)
+            cpu += graded.cpu_seconds
+            verdict = verdict_of(graded)
+            if verdict is None:
+                self.progress()
+                return None, cpu
+            verdicts.append(verdict)
+            if not needs_another_salt(verdict):
+                break
+        record = {**verdict_over_salts(verdicts), "hash": plan.exercise.mutant_hash(mutant)}
+        self.record(mutant.id, record)
         self.progress()
-        return record, graded.cpu_seconds
+        return record, cpu
 
 
 def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]], results: dict[str, dict],
@@ -148,10 +168,11 @@ def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]]
     """Grade ``todo`` into ``results`` (``save`` called every :data:`SAVE_EVERY` verdicts and at the end);
     the problems met (a control that fails), runs made, their CPU-s."""
     lab = load_lab(path)
-    salt = secrets.randbits(62)
-    reference = reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)]
+    salts = [secrets.randbits(62) for _ in range(SALTS)]
+    references = [(salt, reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)])
+                  for salt in salts]
     modules = imported_names(tuple(c.source for c in lab.source.cells if c.cell_type == "code"))
-    grading = Grading(pool, lab, path, reference, salt, _every(50, len(todo), say), _recorder(results, save))
+    grading = Grading(pool, lab, path, references, _every(50, len(todo), say), _recorder(results, save))
     for ex, mutant in todo:
         early = before_running(mutant, modules)
         results.update({mutant.id: {**early, "hash": ex.mutant_hash(mutant)}} if early else {})

@@ -18,6 +18,10 @@ from graders.vetting import vet
 LIMITS = Limits(wall_seconds=60, cpu_seconds=20, memory_bytes=2 << 30)
 STILLBORN = ("crashed", "memory limit", "worker died", "bad result", "output limit", "result too large")
 KILLED_BY_LIMITS = ("timeout", "cpu limit")
+#: A mutant is killed only when it loses points under each of this many fresh salts (one reference run
+#: each): probes strong enough that the draw does not matter. A survivor, a stillborn mutant and one
+#: that ran out of time or CPU are known after the first salt (their runs do not depend on the draws).
+SALTS = 3
 
 
 def before_running(mutant: Mutant, modules: frozenset[str]) -> dict | None:
@@ -31,7 +35,8 @@ def before_running(mutant: Mutant, modules: frozenset[str]) -> dict | None:
 
 
 def verdict_of(graded: NotebookGrade) -> dict | None:
-    """killed, survived or stillborn, from a graded run of one exercise; None when the grader failed."""
+    """killed, survived or stillborn, from a graded run of one exercise under one salt; None when the grader
+    failed."""
     if graded.status == "grader error":
         return None
     if graded.status in STILLBORN:
@@ -39,3 +44,17 @@ def verdict_of(graded: NotebookGrade) -> dict | None:
     if graded.score < graded.max_score:
         return {"verdict": "killed", **({"note": graded.status} if graded.status in KILLED_BY_LIMITS else {})}
     return {"verdict": "survived"}
+
+
+def needs_another_salt(verdict: dict) -> bool:
+    """Whether a verdict under one salt may change under another: a kill by the probes' comparison may."""
+    return verdict["verdict"] == "killed" and "note" not in verdict
+
+
+def verdict_over_salts(verdicts: list[dict]) -> dict:
+    """The verdict of a mutant from its runs under successive salts (the last one decides: the runs stop at
+    the first that needs no other salt), saying under how many salts a kill held."""
+    last = verdicts[-1]
+    if len(verdicts) > 1 and last["verdict"] == "survived":
+        return {"verdict": "survived", "note": f"killed under {len(verdicts) - 1} salt(s), survived salt {len(verdicts)}"}
+    return last

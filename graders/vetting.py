@@ -33,7 +33,7 @@ solution, and every solution-cell function or class it uses, must not mention (:
 linear in the cells' size). The same rule is checked again where the code runs, by the probe's recorder.
 
 Every check is linear in the cell's size, and a cell over :data:`MAX_CELL_BYTES` is refused before it
-is parsed. Cells are parsed without a lock (see :func:`_parse`), and IPython's transformer never runs:
+is parsed (:mod:`graders.parsing`, thread-safe), and IPython's transformer never runs:
 a cell that is not plain Python (a magic, a shell escape) is refused, since graded code may use neither.
 """
 
@@ -48,11 +48,12 @@ import importlib.machinery
 import importlib.util
 import re
 import sys
-import threading
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from graders.parsing import parse
 
 #: The largest solution cell the grader reads (bytes of UTF-8); the course's largest is under 2 KiB.
 MAX_CELL_BYTES = 64 * 1024
@@ -704,26 +705,6 @@ def _own_private(tree: ast.Module) -> set[str]:
             and not n.attr.startswith("__") and n.attr not in TORCH_INTERNALS}
 
 
-_RETRY_LOCK = threading.Lock()
-
-
-def _parse(source: str, tries: int = 5) -> ast.Module:
-    """``ast.parse`` without a lock. CPython 3.11's parser can raise ``SystemError`` ("AST constructor
-    recursion depth mismatch") when two threads parse at once; that parse alone is repeated, under a lock
-    (one bounded cell, at most :data:`MAX_CELL_BYTES`), up to ``tries`` times: the error is the grader's,
-    never the cell's, and reaches the grade as a grader error if it persists."""
-    try:
-        return ast.parse(source)
-    except SystemError:
-        with _RETRY_LOCK:
-            for _ in range(tries - 1):
-                try:
-                    return ast.parse(source)
-                except SystemError:
-                    continue
-            return ast.parse(source)
-
-
 def _parsed(source: str) -> ast.Module | None:
     """The syntax tree of ``source``; None when it is too large, not Python or too deeply nested. A cell over
     the size limit is never parsed nor kept (the cache below holds only cells within it)."""
@@ -737,7 +718,7 @@ def _parsed_within_limit(source: str) -> ast.Module | None:
     """Cached (a rule is read over the same solution cells once per test cell; the trees are never changed):
     at most 512 cells of at most :data:`MAX_CELL_BYTES`, 32 MiB of source."""
     try:
-        return _parse(source)
+        return parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -748,7 +729,7 @@ def _unparsed_why(source: str) -> Finding:
     if size > MAX_CELL_BYTES:
         return Finding(1, f"a solution cell of {size} bytes (graded code may have at most {MAX_CELL_BYTES})")
     try:
-        _parse(source)
+        parse(source)
     except SyntaxError as err:
         return Finding(err.lineno or 1, f"not plain Python ({err.msg}; magics and shell escapes are not allowed "
                                         "in graded code)")

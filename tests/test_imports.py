@@ -216,3 +216,23 @@ def test_os_fork_is_called_in_the_zygote_core_only() -> None:
                     isinstance(node.value, ast.Name) and node.value.id == "os":
                 calls.append(path.relative_to(ROOT).as_posix())
     assert calls == ["zygote/server.py"]
+
+
+def parse_callers(root: Path = ROOT) -> list[str]:
+    """Grader modules that call ``ast.parse`` themselves (graders/parsing.py is the one that may)."""
+    return sorted({path.relative_to(root).as_posix() for path in (root / "graders").rglob("*.py")
+                   for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+                   if isinstance(node, ast.Attribute) and node.attr == "parse"
+                   and isinstance(node.value, ast.Name) and node.value.id == "ast"})
+
+
+def test_the_grader_parses_python_in_one_place_only() -> None:
+    """Grading runs in threads, where CPython 3.11's ``ast.parse`` can fail by chance: graders/parsing.py locks."""
+    assert parse_callers() == ["graders/parsing.py"]
+
+
+def test_the_parse_rule_sees_a_stray_parse(tmp_path: Path) -> None:
+    (tmp_path / "graders").mkdir()
+    (tmp_path / "graders" / "parsing.py").write_text("import ast\ntree = ast.parse('x')\n")
+    (tmp_path / "graders" / "stray.py").write_text("import ast\ndef f(s):\n    return ast.parse(s)\n")
+    assert parse_callers(tmp_path) == ["graders/parsing.py", "graders/stray.py"]

@@ -255,3 +255,22 @@ def test_results_are_saved_as_they_come() -> None:
     for i in range(2 * mutants_run.SAVE_EVERY + 3):
         record(f"m{i}", {"verdict": "killed", "hash": "h"})
     assert saves == [mutants_run.SAVE_EVERY, 2 * mutants_run.SAVE_EVERY] and len(results) == 2 * mutants_run.SAVE_EVERY + 3
+
+
+def test_a_kill_by_the_probes_is_tried_under_the_next_salt_and_nothing_else_is() -> None:
+    from graders.mutants_verdict import needs_another_salt
+
+    assert needs_another_salt({"verdict": "killed"})
+    assert not needs_another_salt({"verdict": "killed", "note": "timeout"})  # a loop ends nowhere under any salt
+    assert not needs_another_salt({"verdict": "survived"})
+    assert not needs_another_salt({"verdict": "stillborn", "note": "crashed"})
+
+
+def test_a_mutant_that_survives_a_later_salt_survives() -> None:
+    from graders.mutants_verdict import verdict_over_salts
+
+    killed = {"verdict": "killed"}
+    assert verdict_over_salts([killed, killed, killed]) == killed
+    assert verdict_over_salts([killed, {"verdict": "survived"}]) == {
+        "verdict": "survived", "note": "killed under 1 salt(s), survived salt 2"}
+    assert verdict_over_salts([{"verdict": "survived"}]) == {"verdict": "survived"}

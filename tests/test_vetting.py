@@ -362,7 +362,7 @@ def test_no_thread_or_process_in_a_lab_that_does_not_teach_them(spelling: str) -
 
 
 def test_a_parse_that_meets_the_threaded_parser_error_is_repeated(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No lock around parsing; CPython 3.11's "AST constructor recursion depth mismatch" (two threads parsing
+    """CPython 3.11's "AST constructor recursion depth mismatch" (another library parsing outside the lock
     at once) costs one more parse of that cell, never its refusal."""
     import ast
 
@@ -376,3 +376,29 @@ def test_a_parse_that_meets_the_threaded_parser_error_is_repeated(monkeypatch: p
 
     monkeypatch.setattr(ast, "parse", flaky)
     assert vet("seen = 49  # parsed twice", MODULES) == [] and len(calls) == 2
+
+
+def test_the_grader_never_parses_in_two_threads_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grading threads share one parser: graders.parsing lets one thread in at a time."""
+    import ast
+    import threading
+    import time
+
+    from graders.parsing import parsed
+
+    inside, most, parse = [0], [0], ast.parse
+
+    def slow(source: str, *args: object, **kwargs: object) -> ast.Module:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        inside[0] -= 1
+        return parse(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ast, "parse", slow)
+    threads = [threading.Thread(target=parsed, args=(f"x = {i}",)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most[0] == 1

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graders.job import Job
+from graders.parsing import parsed
 from graders.sandbox.jail import Limits
 from graders.sandbox.worker import JobOutcome, Worker
 
@@ -24,9 +25,8 @@ def modules_imported_by(sources: Iterable[str]) -> tuple[str, ...]:
     submodules): the sandboxes import them once, before any job. Code that does not parse adds nothing."""
     found: set[str] = set()
     for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
+        tree = parsed(source)
+        if tree is None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
