@@ -289,21 +289,21 @@ def test_every_identifier_is_checked(identifier: str) -> None:
 
 
 def test_a_cell_over_the_size_limit_is_refused_before_it_is_parsed() -> None:
-    started = time.perf_counter()
+    started = time.thread_time()
     cached = _parsed_within_limit.cache_info().currsize
     [finding] = vet("x = 1\n" * ((1 << 20) // 6 + 1), MODULES)  # 1 MiB of a line Python parses
     assert finding.line == 1 and f"at most {MAX_CELL_BYTES}" in finding.what
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5
     assert _parsed_within_limit.cache_info().currsize == cached  # nothing of it is kept
 
 
 def test_magics_are_refused_without_transforming_the_cell() -> None:
     """100 magics used to re-tokenise the cell once each (37-65 s for 293 KiB, under a lock)."""
     magics = "".join(f"%time x{i} = {i}\n" for i in range(500))
-    started = time.perf_counter()
+    started = time.thread_time()
     [finding] = vet(magics, MODULES)
     assert "not plain Python" in finding.what and finding.line == 1
-    assert time.perf_counter() - started < 0.5
+    assert time.thread_time() - started < 0.5
 
 
 def test_stated_rules_are_linear_in_the_cells_size() -> None:
