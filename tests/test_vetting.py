@@ -327,7 +327,7 @@ def _notebook_of(size: int, magics: int) -> nbformat.NotebookNode:
 
 
 def test_a_20_mib_notebook_of_500_magics_does_not_hold_up_an_honest_one() -> None:
-    """Vetting needs no lock: an honest notebook restored while two huge ones are vetted in other threads
+    """No lock held across a cell's vetting: an honest notebook restored while two huge ones are vetted in other threads
     takes what it takes alone; the huge ones are refused by size, within a stated memory bound."""
     huge, honest = _notebook_of(20 << 20, 500), _lab()
     tracemalloc.start()
