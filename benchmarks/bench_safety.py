@@ -29,6 +29,7 @@ from pathlib import Path
 
 import nbformat
 
+import graders.parsing
 import graders.rules
 import graders.vetting
 from graders.cells import restore
@@ -70,10 +71,11 @@ def probe_seconds(probes: dict[str, Probe], ns: dict, salt: int) -> float:
 
 
 def _forget_vetting() -> None:
-    """Empty the vetting's caches (a cell it has read once is not read again): every submission is new."""
-    for value in vars(graders.vetting).values():
-        if hasattr(value, "cache_clear"):
-            value.cache_clear()
+    """Empty the caches a new submission misses (its cells' trees and what was read from them), as in a batch:
+    what the grader knows of the lab and of the modules (the policy, resolved paths) stays, as it stays over
+    a class's submissions."""
+    graders.parsing._read_within_bounds.cache_clear()
+    graders.vetting._mentioned_cached.cache_clear()
 
 
 def vetting_seconds(lab_source: nbformat.NotebookNode, repeat: int) -> tuple[float, float]:

@@ -16,7 +16,7 @@ import nbformat
 
 from graders.coursedir import nbgrader_meta, visible_part, without_solutions
 from graders.job import Cell
-from graders.parsing import parsed
+from graders.parsing import parsed, read_cell
 from graders.vetting import Finding, imported_names, vet
 
 
@@ -176,9 +176,9 @@ class _ModuleScope(ast.NodeVisitor):
 
 def top_level_names(source: str) -> dict[str, int]:
     """Names a cell binds in the notebook's namespace, however it binds them (:class:`_ModuleScope`), with
-    their lines; {} when it does not parse (the vetting says why)."""
-    tree = parsed(source)
-    if tree is None:
+    their lines; {} when it is not read (the vetting says why). The vetting's tree, not a second parse."""
+    tree = read_cell(source)
+    if not isinstance(tree, ast.Module):
         return {}
     scope = _ModuleScope()
     try:

@@ -32,8 +32,8 @@ An exercise may also state rules of its own (``@probe(..., forbid=("transpose", 
 solution, and every solution-cell function or class it uses, must not mention (:func:`stated_rule_breaks`,
 linear in the cells' size). The same rule is checked again where the code runs, by the probe's recorder.
 
-Every check is linear in the cell's size, and a cell over :data:`MAX_CELL_BYTES` is refused before it
-is parsed (:mod:`graders.parsing`, thread-safe), and IPython's transformer never runs:
+Every check is linear in the cell's size, and a cell over ``MAX_CELL_BYTES`` or ``MAX_BRACES`` is refused
+before it is parsed (:func:`graders.parsing.read_cell`, thread-safe), and IPython's transformer never runs:
 a cell that is not plain Python (a magic, a shell escape) is refused, since graded code may use neither.
 """
 
@@ -46,17 +46,17 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import re
+import subprocess
 import sys
 import types
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graders.parsing import parse
+from graders.parsing import Unread, read_cell
 
-#: The largest solution cell the grader reads (bytes of UTF-8); the course's largest is under 2 KiB.
-MAX_CELL_BYTES = 64 * 1024
 #: The most names a solution cell may import (the course's solution cells import at most a few): each one the
 #: grader resolves loads its module, and hundreds would load thousands of modules into the trusted grader.
 MAX_IMPORTS = 32
@@ -228,20 +228,48 @@ def _resolved(path: str, trusted: bool = False, imports: bool = False) -> Any:
     except Exception:  # noqa: BLE001 - a module that does not import is not there
         return _MISSING
     for index, name in enumerate(rest):
-        module = sys.modules.get(".".join([root, *rest[:index + 1]])) if imports else None
+        step = ".".join([root, *rest[:index + 1]])
+        if not trusted and _outside_api(step):
+            return _MISSING
+        module = sys.modules.get(step) if imports else None
         if isinstance(module, types.ModuleType):
             obj = module
             continue
         try:
             obj = getattr(obj, name)
         except AttributeError:
+            if not trusted and step not in _loaded_by_import(root):
+                return _MISSING
             try:  # a submodule not yet imported by its parent
-                obj = importlib.import_module(".".join([root, *rest[:index + 1]]))
+                obj = importlib.import_module(step)
             except Exception:  # noqa: BLE001 - not there
                 return _MISSING
         except Exception:  # noqa: BLE001 - a lazy attribute that fails to load is not there
             return _MISSING
     return obj
+
+
+@functools.cache
+def _loaded_by_import(root: str) -> frozenset[str]:
+    """The modules ``import root`` loads (``torch.nn``, not ``torch.backends.xeon.run_cpu``), found once in
+    a fresh interpreter, so that what this process happens to have imported never changes a verdict."""
+    script = ("import importlib, sys; importlib.import_module(sys.argv[1]); "
+              "print(*(m for m in list(sys.modules) if m == sys.argv[1] or m.startswith(sys.argv[1] + '.')))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    found = subprocess.run([sys.executable, "-c", script, root], capture_output=True, text=True, env=env,
+                           timeout=300, check=True)
+    return frozenset(found.stdout.split())
+
+
+def _outside_api(path: str) -> bool:
+    """Whether the submodule at ``path`` is one its package does not hand out: ``import root`` does not load
+    it and its parent has no lazy ``__getattr__`` (numpy's ``random``). Such modules are tools and
+    launchers (``torch.backends.xeon.run_cpu`` starts processes, ``torch.utils.hipify`` rewrites files):
+    graded code names them only where the lab's own code does, and the grader never imports one to vet a cell."""
+    root, _, _ = path.partition(".")
+    parent = sys.modules.get(path.rpartition(".")[0])
+    return (bool(parent) and "__getattr__" not in vars(parent) and path not in _loaded_by_import(root)
+            and _is_module(path))
 
 
 def _origin(obj: Any) -> str:
@@ -285,6 +313,9 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
     if why:
         return _MISSING, why
     value = _resolved(full, False, imports)
+    if _outside_api(full):
+        return _MISSING, (f"'{full}' (a module that `import {full.partition('.')[0]}` does not load; tools and "
+                          "launchers are such modules: graded code may use it only where the lab's own code does)")
     if value is _MISSING:
         return value, f"'{full}', which is not part of '{path}'"
     if isinstance(value, types.ModuleType):
@@ -706,36 +737,9 @@ def _own_private(tree: ast.Module) -> set[str]:
 
 
 def _parsed(source: str) -> ast.Module | None:
-    """The syntax tree of ``source``; None when it is too large, not Python or too deeply nested. A cell over
-    the size limit is never parsed nor kept (the cache below holds only cells within it)."""
-    if len(source) > MAX_CELL_BYTES or len(source.encode("utf-8", "surrogatepass")) > MAX_CELL_BYTES:
-        return None
-    return _parsed_within_limit(source)
-
-
-@functools.lru_cache(maxsize=512)
-def _parsed_within_limit(source: str) -> ast.Module | None:
-    """Cached (a rule is read over the same solution cells once per test cell; the trees are never changed):
-    at most 512 cells of at most :data:`MAX_CELL_BYTES`, 32 MiB of source."""
-    try:
-        return parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _unparsed_why(source: str) -> Finding:
-    """Why a cell that did not parse is refused: its size, or the line Python stopped at."""
-    size = len(source.encode("utf-8", "surrogatepass"))
-    if size > MAX_CELL_BYTES:
-        return Finding(1, f"a solution cell of {size} bytes (graded code may have at most {MAX_CELL_BYTES})")
-    try:
-        parse(source)
-    except SyntaxError as err:
-        return Finding(err.lineno or 1, f"not plain Python ({err.msg}; magics and shell escapes are not allowed "
-                                        "in graded code)")
-    except (ValueError, RecursionError, MemoryError) as err:
-        return Finding(1, f"not plain Python ({type(err).__name__})")
-    return Finding(1, "not plain Python")
+    """The shared tree of a cell (:func:`graders.parsing.read_cell`); None when it was refused unparsed."""
+    tree = read_cell(source)
+    return tree if isinstance(tree, ast.Module) else None
 
 
 def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
@@ -743,14 +747,14 @@ def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
 
     ``module_names``: what :func:`imported_names` returned for the lab's source (its names and policy), or
     just the names the notebook binds to modules elsewhere (``torch``, ``F``, ``dist``: resolved by
-    :data:`KNOWN_ALIASES`, with the default policy). A cell that is larger than :data:`MAX_CELL_BYTES`, not
-    plain Python (a magic, a shell escape, a syntax error) or nested too deeply to check is refused.
+    :data:`KNOWN_ALIASES`, with the default policy). A cell over the bounds of :func:`graders.parsing.read_cell`,
+    not plain Python (a magic, a shell escape, a syntax error) or nested too deeply to check is refused.
     """
     policy = module_names.policy if isinstance(module_names, Imports) else \
         Policy({name: KNOWN_ALIASES.get(name, name) for name in module_names})
-    tree = _parsed(cell_source)
-    if tree is None:
-        return [_unparsed_why(cell_source)]
+    tree = read_cell(cell_source)
+    if isinstance(tree, Unread):
+        return [Finding(tree.line, tree.what)]
     count = 0
     for node in ast.walk(tree):
         count += len(node.names) if isinstance(node, (ast.Import, ast.ImportFrom)) else 0

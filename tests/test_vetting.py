@@ -3,6 +3,9 @@ recorders or the probes is refused by its line, and every correct solution the c
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
@@ -10,9 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from graders.cells import restore
+from graders.cells import restore, top_level_names
 from graders.coursedir import nbgrader_meta
-from graders.vetting import MAX_CELL_BYTES, _parsed_within_limit, imported_names, stated_rule_breaks, vet
+from graders.parsing import MAX_BRACES, MAX_CELL_BYTES, _read_within_bounds
+from graders.vetting import imported_names, stated_rule_breaks, vet
 from tests.conftest import FIXTURES, ROOT
 
 MODULES = {"torch", "np", "F", "nn", "dist"}
@@ -290,11 +294,82 @@ def test_every_identifier_is_checked(identifier: str) -> None:
 
 def test_a_cell_over_the_size_limit_is_refused_before_it_is_parsed() -> None:
     started = time.thread_time()
-    cached = _parsed_within_limit.cache_info().currsize
+    cached = _read_within_bounds.cache_info().currsize
     [finding] = vet("x = 1\n" * ((1 << 20) // 6 + 1), MODULES)  # 1 MiB of a line Python parses
     assert finding.line == 1 and f"at most {MAX_CELL_BYTES}" in finding.what
     assert time.thread_time() - started < 0.5
-    assert _parsed_within_limit.cache_info().currsize == cached  # nothing of it is kept
+    assert _read_within_bounds.cache_info().currsize == cached  # nothing of it is kept
+
+
+def test_a_cell_of_many_braces_is_refused_before_it_is_parsed() -> None:
+    """One 64 KiB f-string of 21,800 fields took the parser 0.5-0.7 s (quadratic in the fields), holding the
+    parse lock; over MAX_BRACES a cell is refused unparsed, at the line of the first brace too many."""
+    cell = "x = 1\n" + 'y = f"' + "{x}" * 21_800 + '"\n'
+    assert len(cell.encode()) <= MAX_CELL_BYTES
+    started = time.thread_time()
+    cached = _read_within_bounds.cache_info().currsize
+    [finding] = vet(cell, MODULES)
+    assert finding.line == 2 and f"more than {MAX_BRACES} braces" in finding.what
+    assert time.thread_time() - started < 0.05
+    assert _read_within_bounds.cache_info().currsize == cached
+
+
+@pytest.mark.parametrize("shape", ["one f-string", "one per line"])
+def test_the_slowest_cell_within_the_bounds_parses_quickly(shape: str) -> None:
+    """The worst a cell can cost the parser (and every thread waiting on its lock) under MAX_BRACES: the
+    bound is what the lock's docs promise, measured as this thread's CPU time."""
+    fields = MAX_BRACES
+    cell = 'x = 1\ny = f"' + "{x}" * fields + '"\n' if shape == "one f-string" else "x = 1\n" + 'y = f"{x}"\n' * fields
+    cell += "z = x + x  # " + "w" * (MAX_CELL_BYTES - len(cell) - 20) + "\n"
+    _read_within_bounds.cache_clear()
+    started = time.thread_time()
+    assert vet(cell, MODULES) == []
+    assert time.thread_time() - started < 0.25
+
+
+def test_an_accepted_cell_is_parsed_once() -> None:
+    """The vetting's tree is the one the names it binds are read from (graders.cells.top_level_names)."""
+    cell = "def helper_once(a):\n    return a + 1\n"
+    _read_within_bounds.cache_clear()
+    assert vet(cell, MODULES) == []
+    assert top_level_names(cell) == {"helper_once": 1}
+    assert _read_within_bounds.cache_info().misses == 1
+
+
+@pytest.mark.parametrize("spelling", [
+    "import torch.backends.xeon.run_cpu\n",  # a launcher: subprocess.Popen of numactl/taskset
+    "from torch.backends.xeon import run_cpu\n",
+    "from torch.backends.xeon.run_cpu import main\n",
+    "launch = torch.backends.xeon.run_cpu.main\n",
+    "import torch.utils.hipify.hipify_python as h\n",  # rewrites files
+    "import onnxruntime.tools.symbolic_shape_infer\n",
+    "import torch.nn.utils.prune\n",
+])
+def test_a_module_its_package_does_not_load_is_refused(spelling: str) -> None:
+    """What ``import torch`` does not load and no package hands out is a tool or a launcher, not API: refused
+    (torch.backends.xeon.run_cpu starts processes), except where the lab's own code uses it."""
+    for chapter in ("01_autograd", "02_tensors"):
+        [finding] = vet(spelling, _lab_imports(chapter))
+        assert "does not load" in finding.what, (chapter, finding)
+    assert vet(spelling, imported_names((spelling, "import torch\n"))) == []
+
+
+def test_the_vetting_imports_no_module_a_cell_names() -> None:
+    """In a fresh grader process: vetting cells that name modules outside the packages' own loads imports
+    none of them (importing runs their code in the trusted grader), and numpy's lazy ``random`` stays API."""
+    names = ["torch.backends.xeon", "torch.backends.xeon.run_cpu", "torch.utils.hipify", "onnxruntime.tools",
+             "onnxruntime.tools.symbolic_shape_infer", "torch.nn.utils.prune"]
+    script = (
+        "import json, sys\n"
+        "from graders.vetting import vet\n"
+        "cells = ['import torch.backends.xeon.run_cpu', 'from torch.utils.hipify import hipify_python',\n"
+        "         'import onnxruntime.tools.symbolic_shape_infer', 'p = torch.nn.utils.prune.l1_unstructured']\n"
+        "refused = [bool(vet(c, ['torch'])) for c in cells]\n"
+        "honest = vet('r = np.random.default_rng(0).normal(size=3)\\ns = np.fft.fft(r)', ['np'])\n"
+        f"print(json.dumps([refused, honest, [m for m in {names!r} if m in sys.modules]]))\n")
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    refused, honest, imported = json.loads(found.stdout.strip().splitlines()[-1])
+    assert refused == [True] * 4 and honest == [] and imported == [], found.stderr[-2000:]
 
 
 def test_magics_are_refused_without_transforming_the_cell() -> None:
