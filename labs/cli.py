@@ -590,6 +590,10 @@ def hub(
     cpus: Annotated[float | None, typer.Option(help="cores per student, a CPU quota (default: 1)")] = None,
     processes: Annotated[int | None, typer.Option(help="processes and threads per student (default: 256)")] = None,
     cull_idle: Annotated[int, typer.Option(help="stop a server idle this many seconds (0: never)")] = 3600,
+    subdomain_host: Annotated[str | None, typer.Option(
+        "--subdomain-host", help="each server on an origin of its own, <name>.HOST: a URL http(s)://HOST[:PORT] "
+        "(a wildcard DNS record; for HTTPS a wildcard certificate), localhost (http://localhost:PORT) or off "
+        "(default: localhost on 127.0.0.1 over HTTP, else off)")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="no accounts: any password, every server as this unix "
                                        "user (a demo on one machine, not a class)")] = False,
     remove_class: Annotated[bool, typer.Option("--remove-class", help="remove the class made under --root: its "
@@ -607,9 +611,10 @@ def hub(
         share = class_hub.default_limits(len(students))
         limits = class_hub.Limits(int(memory * (1 << 30)) if memory else share.memory_bytes,
                                   cpus or share.cpus, processes or share.processes)
+        subdomains = class_hub.subdomain_host_for(subdomain_host, port, ip, https is not None, demo)
         plan = class_hub.plan_for(port, root, instructor, students, grading, proxy, demo=demo, ip=ip,
                                   https=https, limits=limits, cull_idle=cull_idle, course=course_dir,
-                                  release_build=build,
+                                  release_build=build, subdomain_host=subdomains,
                                   emails=tuple((p.name, p.email) for p in people if p.email))
     except ValueError as err:
         fail(str(err))
@@ -636,7 +641,12 @@ def hub(
         return
 
     def up(log: Path) -> None:
-        console.print(f"JupyterHub: {plan.url}  (log: {log})")
+        console.print(f"JupyterHub: {plan.public_url}  (log: {log})")
+        if plan.subdomain_host:
+            console.print(f"  each server on its own origin: {plan.server_url('<name>')}")
+        elif not demo:
+            console.print("  every server under the hub's origin (no --subdomain-host): open no link to another "
+                          "person's server (docs/hub.md)")
         sign_in = "test authenticator: any password" if demo else "NativeAuthenticator, the one-time passwords"
         console.print(f"  instructor: {plan.instructor} (formgrader); students: {', '.join(plan.students)} "
                       f"(Assignments tab); {sign_in}")

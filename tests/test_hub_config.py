@@ -25,7 +25,7 @@ from traitlets.config import Config
 
 from graders import exchange
 from graders.release import build_release
-from labs.hub import GIB, HubPlan, Limits, default_limits, prepare
+from labs.hub import GIB, HubPlan, Limits, default_limits, prepare, subdomain_host_for
 from labs.hub.roster import read_roster
 from tests.conftest import FIXTURES, ROOT, labs
 
@@ -137,6 +137,13 @@ def test_labs_hub_config_only_writes_and_exits(tmp_path: Path):
     assert config.Authenticator.allowed_users == {"instructor", "cy", "dee"}
     assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus) == (int(1.5 * GIB), 2.0)
     assert not (tmp_path / "hub" / "state" / "passwords.csv").exists()  # no accounts without a hub
+    assert config.JupyterHub.subdomain_host == "http://localhost:8000"  # on 127.0.0.1 over HTTP: on by default
+    for option, expected in (("off", None), ("https://class.example.org", "https://class.example.org")):
+        other = labs("hub", "--config-only", "--root", str(tmp_path / option[:3]), "--proxy", "/usr/bin/true",
+                     "--subdomain-host", option, cwd=tmp_path)
+        assert other.returncode == 0, other.stdout + other.stderr
+        written, _ = load_hub_config(tmp_path / option[:3] / "jupyterhub_config.py")
+        assert written.JupyterHub.get("subdomain_host") == expected, option
     bad = labs("hub", "--config-only", "--root", str(tmp_path / "x"), "--student", "Not A Name", cwd=tmp_path)
     assert bad.returncode == 2 and "user names must be" in bad.stderr
     demo = labs("hub", "--config-only", "--demo", "--ip", "0.0.0.0", "--root", str(tmp_path / "y"), "--proxy",
@@ -299,3 +306,17 @@ def test_what_a_class_keeps_from_students(tmp_path: Path):
     again = write_passwords(more)
     assert {k: again[k] for k in first} == first  # everyone keeps theirs
     assert read_passwords(plan.passwords) == again and "cy" in again
+
+
+def test_subdomain_host_default_and_options():
+    """--subdomain-host: localhost by default on 127.0.0.1 over HTTP (a class), else off; a URL without a path."""
+    assert subdomain_host_for(None, 8000) == "http://localhost:8000"
+    assert subdomain_host_for(None, 8000, ip="0.0.0.0") == ""
+    assert subdomain_host_for(None, 8000, https=True) == ""
+    assert subdomain_host_for(None, 8000, demo=True) == ""
+    assert subdomain_host_for("localhost", 8443, https=True) == "https://localhost:8443"
+    assert subdomain_host_for("off", 8000) == ""
+    assert subdomain_host_for("https://Class.Example.org:8443/", 8000) == "https://class.example.org:8443"
+    for bad in ("class.example.org", "https://class.example.org/hub", "ftp://x.org", "https://x.org:8000:1"):
+        with pytest.raises(ValueError, match="--subdomain-host"):
+            subdomain_host_for(bad, 8000)

@@ -26,6 +26,7 @@ from labs.hub.plan import (
     find_proxy,
     free_port,
     plan_for,
+    subdomain_host_for,
 )
 from labs.hub.run import (
     ClassNotPossible,
@@ -42,4 +43,4 @@ from labs.hub.run import (
 __all__ = ["CHECKOUT", "DEFAULT_STUDENTS", "GIB", "PROXY_HINT", "PROXY_NAME", "ClassNotPossible", "HubDidNotStart",
            "HubPlan", "Limits", "default_limits", "find_proxy", "free_port", "hub_config_text",
            "nbgrader_config_text", "page_config", "plan_for", "prepare", "serve", "server_args", "setup", "start",
-           "stop", "teardown", "wait_until_up", "write_user_files"]
+           "stop", "subdomain_host_for", "teardown", "wait_until_up", "write_user_files"]

@@ -132,6 +132,18 @@ c.JupyterHub.tornado_settings = {{"headers": {{"Content-Security-Policy": "frame
                                              "X-Frame-Options": "DENY"}}}}
 '''
 
+SUBDOMAINS = '''
+# Each person's server on an origin of its own, {example} (the hub's at {host}): a page served
+# from one server cannot script the hub, nor another's server, with its visitor's cookies (the browser's same-origin
+# policy). Every <name>.{hostname} must reach this machine (*.localhost does in browsers; elsewhere a wildcard DNS
+# record, and for HTTPS a wildcard certificate).
+c.JupyterHub.subdomain_host = {host!r}
+'''
+
+SHARED_ORIGIN = '''
+# Every server under the hub's own origin (/user/<name>/): no --subdomain-host (docs/hub.md, not guaranteed).
+'''
+
 DEMO = '''
 # --demo: any password (JupyterHub's test authenticator), every server as this unix user with HOME per user.
 c.JupyterHub.authenticator_class = "dummy"
@@ -164,7 +176,7 @@ c.ClassSpawner.file_bytes = {file_bytes}
 c.ClassSpawner.keep_paths = {keep!r}
 # No server reads configuration from its user's home (~/.jupyter, ~/.local): only labs hub's.
 c.Spawner.disable_user_config = True
-# The instructor (admin) never opens a student's server: every server shares the hub's origin.
+# The instructor (admin) never opens a student's server (it would be their browser on the student's pages).
 c.JupyterHub.admin_access = False
 '''
 
@@ -234,6 +246,12 @@ def hub_config_text(plan: HubPlan) -> str:
         db_url=f"sqlite:///{plan.state / 'jupyterhub.sqlite'}", cookie_secret=str(plan.state / "cookie_secret"),
         hub_pid=str(plan.state / "jupyterhub.pid"), users=sorted(plan.users), instructor=plan.instructor,
         singleuser=str(plan.python_bin / "jupyterhub-singleuser"), env_keep=KEEP_ENV)
+    if plan.subdomain_host:
+        scheme, host = plan.subdomain_host.split("://", 1)
+        text += SUBDOMAINS.format(host=plan.subdomain_host, example=f"{scheme}://<name>.{host}/user/<name>/",
+                                  hostname=host.split(":")[0])
+    else:
+        text += SHARED_ORIGIN
     if plan.demo:
         text += DEMO.format(home_template=str(plan.root / "home") + "/{username}")
     else:

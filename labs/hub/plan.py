@@ -77,6 +77,7 @@ class HubPlan:
     release_build: Path = CHECKOUT / paths.RELEASE_BUILD
     emails: tuple[tuple[str, str], ...] = ()
     file_bytes: int = GIB  # the largest file a student's process may write (RLIMIT_FSIZE)
+    subdomain_host: str = ""  # each server on an origin of its own under this URL (JupyterHub's); "": none
 
     @property
     def tmp_bytes(self) -> int:
@@ -112,6 +113,18 @@ class HubPlan:
         return f"{scheme}://{host}:{self.port}"
 
     @property
+    def public_url(self) -> str:
+        """Where people open the class: the subdomain host when servers have origins of their own, else ``url``."""
+        return self.subdomain_host or self.url
+
+    def server_url(self, user: str) -> str:
+        """Where ``user``'s server is: ``http://<user>.localhost:PORT/user/<user>/`` with subdomains."""
+        if not self.subdomain_host:
+            return f"{self.url}/user/{user}/"
+        scheme, host = self.subdomain_host.split("://", 1)
+        return f"{scheme}://{user}.{host}/user/{user}/"
+
+    @property
     def group_name(self) -> str:
         """The class's name for its cgroups and unix-account comments: one per hub root."""
         return class_name(self.root)
@@ -124,6 +137,30 @@ class HubPlan:
 
     def role(self, user: str) -> str:
         return "instructor" if user == self.instructor else "student"
+
+
+SUBDOMAIN_HOST = re.compile(r"^https?://[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$")
+
+
+def subdomain_host_for(value: str | None, port: int, ip: str = "127.0.0.1", https: bool = False,
+                       demo: bool = False) -> str:
+    """JupyterHub's ``subdomain_host`` for ``--subdomain-host VALUE``: each person's server on an origin of its own,
+    ``<name>.<host>``. ``None`` (the default): ``http://localhost:PORT`` for a class served on 127.0.0.1 over HTTP
+    (browsers resolve every ``*.localhost`` to this machine), none otherwise (another host needs a wildcard DNS
+    record, and under HTTPS a wildcard certificate, that labs hub cannot know of) and none under ``--demo``.
+    ``localhost``: ``http(s)://localhost:PORT``; ``off``: none; else a URL ``http(s)://host[:port]``, no path.
+    ValueError for anything else."""
+    if value is None:
+        return f"http://localhost:{port}" if ip == "127.0.0.1" and not https and not demo else ""
+    if value in ("off", ""):
+        return ""
+    if value == "localhost":
+        return f"{'https' if https else 'http'}://localhost:{port}"
+    url = value.strip().rstrip("/").lower()
+    if not SUBDOMAIN_HOST.match(url):
+        raise ValueError(f"--subdomain-host: {value!r} is not localhost, off, nor a URL http(s)://host[:port] "
+                         "(no path): each person's server is then at <name>.host")
+    return url
 
 
 def class_name(root: Path) -> str:

@@ -62,10 +62,21 @@ class RunningHub:
     passwords: dict[str, str] = field(default_factory=dict)
     instructor: str = "instructor"
     certificate: Path | None = None  # its --https certificate (self-signed for 127.0.0.1), None: plain HTTP
+    subdomains: bool = False  # each server on its own origin, <name>.localhost (labs hub's default on 127.0.0.1)
 
     @property
     def base(self) -> str:
+        """Where the hub listens (and, without subdomains, every server under /user/<name>/)."""
         return f"{'https' if self.certificate else 'http'}://127.0.0.1:{self.port}"
+
+    @property
+    def public(self) -> str:
+        """Where a browser opens the hub: ``http://localhost:PORT`` with subdomains, else ``base``."""
+        return f"http://localhost:{self.port}" if self.subdomains else self.base
+
+    def origin(self, user: str) -> str:
+        """The origin of ``user``'s server: ``http://<user>.localhost:PORT`` with subdomains, else ``base``."""
+        return f"http://{user}.localhost:{self.port}" if self.subdomains else self.base
 
     @property
     def grading(self) -> Path:
@@ -171,13 +182,16 @@ def reachable(paths: list[Path]) -> Iterator[None]:
 @contextmanager
 def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: float = 180,
                people: tuple[str, ...] = ("instructor", "ada", "ben"), chapters: tuple[str, ...] = ("01_autograd",),
-               options: tuple[str, ...] = (), https: bool = False) -> Iterator[RunningHub]:
+               options: tuple[str, ...] = (), https: bool = False,
+               subdomains: bool = False) -> Iterator[RunningHub]:
     """``labs hub --class ROSTER`` (first person: the instructor) on a free port until the block ends, then
     SIGTERM, and the class removed whatever happened. Its folders are in a public scratch folder (``hub.scratch``):
     ``hub/`` (``--root``; ``--grading`` is ``grading/`` in the instructor's home), ``nbgrader/`` (labs release's
     build) and ``course/`` (a copy of ``chapters``); ``scratch`` (the test's tmp_path) keeps `labs hub`'s output.
     ``grading`` is ignored (the class's is ``hub.grading``). ``https``: ``--https`` with a self-signed certificate
-    for 127.0.0.1 made here (openssl)."""
+    for 127.0.0.1 made here (openssl). ``subdomains``: labs hub's default on 127.0.0.1, each server at
+    ``<name>.localhost`` (which only a browser resolves); otherwise ``--subdomain-host off``, every server under
+    ``hub.base`` (as :class:`labs.hub.client.HubSession` and :class:`HubUser` reach them)."""
     public = _public_scratch()
     port, root, log = free_port(), public / "hub", scratch / "labs_hub.log"
     for chapter in chapters:
@@ -187,7 +201,7 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
     command = [str(BIN / "labs"), "hub", "--port", str(port), "--root", str(root), "--class", str(roster),
                "--instructor", people[0], "--grading", str(root / "home" / people[0] / "grading"),
                "--course", str(public / "course"),
-               "--build", str(public / "nbgrader"), *options]
+               "--build", str(public / "nbgrader"), *(() if subdomains else ("--subdomain-host", "off")), *options]
     certificate = self_signed(public / "tls") if https else None
     if certificate:
         command += ["--https", str(certificate), str(certificate.with_suffix(".key"))]
@@ -197,7 +211,8 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
         try:
             with log.open("w") as out:
                 process = subprocess.Popen(command, cwd=public, env=labs_env(), stdout=out, stderr=subprocess.STDOUT)
-            hub = RunningHub(port, root, process, log, public, instructor=people[0], certificate=certificate)
+            hub = RunningHub(port, root, process, log, public, instructor=people[0], certificate=certificate,
+                             subdomains=subdomains)
             _wait_until_up(hub, startup_timeout)
             with (root / "state" / "passwords.csv").open() as handle:
                 hub.passwords = {row[0]: row[1] for row in csv.reader(handle) if row[0] != "name"}
