@@ -119,13 +119,13 @@ typecheck: venv
 # The unit tests (not the browser's, not the sandboxed grading ones): `unit` all of them, as make test's two
 # stages run them: `unit-quick` in-process, `unit-slow` those that start kernels, ranks or servers (marker slow).
 unit: venv
-	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading"
+	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading and not slurm"
 
 unit-quick: venv
-	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading and not slow"
+	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "not browser and not grading and not slow and not slurm"
 
 unit-slow: venv
-	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "slow and not browser and not grading"
+	$(BIN)/python -m pytest -n $(JOBS) -q --durations=15 -m "slow and not browser and not grading and not slurm"
 
 # Sandboxed grading (attacks, isolation, self-check, PostgreSQL, walkthrough): one at a time, so the fork
 # bombs and sandboxes do not starve the launcher's timing-sensitive tests.
@@ -145,14 +145,14 @@ browser: venv
 .PHONY: hubclass
 hubclass: export OMP_NUM_THREADS ?= 1
 hubclass: venv proxy
-	$(BIN)/python -m pytest -q -m hub
+	$(BIN)/python -m pytest -q -m "hub and not hubload"
 
 # 20 students sign in to one labs hub and run a lesson's first cells at once (tests/test_hub_load.py, the work in
 # benchmarks/bench_hub_load.py; figures in build/report/hub_load.json): a few minutes of both cores. As root.
 .PHONY: hubload
 hubload: export OMP_NUM_THREADS ?= 1
 hubload: venv
-	LABS_HUB_LOAD=1 $(BIN)/python -m pytest -q tests/test_hub_load.py
+	$(BIN)/python -m pytest -q -m hubload
 
 # A real Slurm cluster (ci/slurm.sh's one node; .ci/run starts it as root) grades a class of 200 with a job array,
 # one task cancelled and retried alone, and runs one chapter of the course as an array (tests/test_slurm.py,
@@ -160,7 +160,7 @@ hubload: venv
 .PHONY: slurm
 slurm: export OMP_NUM_THREADS ?= 1
 slurm: venv
-	LABS_SLURM=1 $(BIN)/python -m pytest -q --durations=10 tests/test_slurm.py
+	$(BIN)/python -m pytest -q --durations=10 -m slurm
 
 # The stages that need root and live infrastructure (a Slurm cluster, classes of unix users on JupyterHub):
 # .ci/run runs them after make test, not in its lanes; together about 10 CPU-minutes, which would take make

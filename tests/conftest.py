@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.requires import REQUIRED, require
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 BIN = Path(sys.executable).parent
@@ -44,13 +46,25 @@ def broken_notebook(tmp_path: Path) -> Path:
     return write_broken(tmp_path / "invalid_json" / "1_broken.ipynb")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--require", default="", metavar="NAMES",
+                     help="comma-separated: slurm, postgres, hub, cuda; a test that needs one that is missing fails "
+                          "instead of skipping (tests/requires.py)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    require(config.getoption("--require"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``cuda`` skip, saying so, where torch sees no CUDA device."""
+    """Tests marked ``cuda`` skip, saying so, where torch sees no CUDA device (fail under --require=cuda)."""
     cuda = [item for item in items if item.get_closest_marker("cuda")]
     if not cuda:
         return
     import torch
 
     if not torch.cuda.is_available():
+        if "cuda" in REQUIRED:
+            raise pytest.UsageError(f"--require=cuda, but torch sees no CUDA device ({len(cuda)} tests need one)")
         for item in cuda:
             item.add_marker(pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)"))

@@ -1,8 +1,8 @@
 """Two graders (separate course folders, as on two machines) grade shards into one PostgreSQL gradebook.
 
 Needs a real server: LABS_TEST_POSTGRES_URL (default postgresql://labs:labs@127.0.0.1:5432/postgres,
-what ci/postgres.sh starts). Skips, saying so, when none answers, unless LABS_REQUIRE_POSTGRES=1
-(set by .ci/run), where that is a failure.
+what ci/postgres.sh starts). Skips, saying so, when none answers, unless the run has --require=postgres
+(.ci/run sets it), where that is a failure.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from tests.conftest import FIXTURES, labs
+from tests.requires import unavailable
 
 pytestmark = pytest.mark.grading
 
@@ -32,9 +33,8 @@ def database() -> str:
         with engine.connect() as conn:
             conn.execute(sqlalchemy.text(f"create database {name}"))
     except sqlalchemy.exc.OperationalError as err:
-        if os.environ.get("LABS_REQUIRE_POSTGRES") == "1":
-            raise
-        pytest.skip(f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): {str(err).splitlines()[0]}")
+        unavailable("postgres", f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): "
+                                f"{str(err).splitlines()[0]}")
     yield SERVER.rsplit("/", 1)[0] + "/" + name
     with engine.connect() as conn:
         conn.execute(sqlalchemy.text(f"drop database {name} with (force)"))

@@ -3,15 +3,14 @@
 benchmarks/bench_hub_load.py does the work (a real class, each student an asyncio session over HTTP and kernel
 websockets on 127.0.0.1); this asserts that every student's cells finished and every submission was collected,
 and writes the figures to build/report/hub_load.json. It takes a few minutes of both cores, so it runs in a stage
-of its own, `make hubload` (in `make system`, which .ci/run runs after `make test`): elsewhere it skips and says so.
-Skips too when not root (a class makes unix users) or without configurable-http-proxy.
+of its own, `make hubload` (marker hubload; in `make system`, which .ci/run runs after `make test`).
+Skips when not root (a class makes unix users) or without configurable-http-proxy.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from tests.browser.hub import need_a_class
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.hub]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.hub, pytest.mark.hubload]
 
 STUDENTS = 20
 REPORT = ROOT / "build" / "report" / "hub_load.json"
@@ -34,8 +33,6 @@ def load_benchmark():
 
 
 def test_twenty_students_at_once():
-    if os.environ.get("LABS_HUB_LOAD") != "1":
-        pytest.skip("the load test runs in its own stage: make hubload (LABS_HUB_LOAD=1)")
     need_a_class()
     bench = load_benchmark()
     assert bench.main(["--students", str(STUDENTS), "--json", str(REPORT)]) == 0, REPORT.read_text()

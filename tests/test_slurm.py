@@ -2,8 +2,8 @@
 
 The cluster is ci/slurm.sh's (one node, 2 CPUs; `.ci/run` starts it as root and exports SLURM_CONF), the
 gradebook a fresh database on ci/postgres.sh's server (LABS_TEST_POSTGRES_URL), dropped afterwards. These tests
-run in their own stage, `make slurm` (LABS_SLURM=1); elsewhere they skip and say so. Without a cluster they
-skip, saying how to start one, unless LABS_REQUIRE_SLURM=1 (set by .ci/run), where that is a failure.
+run in their own stage, `make slurm` (marker slurm). Without a cluster they skip, saying how to start one, unless
+the run has --require=slurm (.ci/run sets it), where that is a failure.
 
 - A class of 200 generated submissions of the fixture lab (honest, blank, wrong, and attackers from
   tests/test_grade_attacks.py) graded by a 4-task array: one task is cancelled mid-run (`scancel JOB_2`) and
@@ -34,6 +34,7 @@ import pytest
 
 from graders.sandbox.cgroups import scheduler_group
 from tests.conftest import BIN, FIXTURES, ROOT, labs, labs_env
+from tests.requires import unavailable
 from tests.test_grade_attacks import ATTACKS, LAB, _attack
 
 SERVER = os.environ.get("LABS_TEST_POSTGRES_URL", "postgresql://labs:labs@127.0.0.1:5432/postgres")
@@ -49,15 +50,8 @@ CHAPTER = "course/02_tensors"  # the course array's subset: the cheapest chapter
 WAIT = 600  # seconds for a whole array
 
 
-def _stage() -> None:
-    if os.environ.get("LABS_SLURM") != "1":
-        pytest.skip("the Slurm tests run in their own stage: make slurm (LABS_SLURM=1)")
-
-
 def _unavailable(why: str) -> None:
-    if os.environ.get("LABS_REQUIRE_SLURM") == "1":
-        pytest.fail(f"LABS_REQUIRE_SLURM=1 but {why}")
-    pytest.skip(f"{why} (as root: eval \"$(ci/slurm.sh start)\", then LABS_SLURM=1 make slurm)")
+    unavailable("slurm", f"{why} (as root: eval \"$(ci/slurm.sh start)\", then make slurm)")
 
 
 def slurm(*args: str, check: bool = True) -> str:
@@ -70,8 +64,7 @@ def slurm(*args: str, check: bool = True) -> str:
 
 @pytest.fixture(scope="module")
 def cluster() -> str:
-    """The node's name, once sinfo shows it up; skips (or fails, LABS_REQUIRE_SLURM=1) without one."""
-    _stage()
+    """The node's name, once sinfo shows it up; skips (or fails, --require=slurm) without one."""
     if not shutil.which("sinfo"):
         _unavailable("Slurm is not installed")
     proc = subprocess.run(["sinfo", "-h", "-N", "-p", "cpu", "-o", "%N %T"], capture_output=True, text=True,
@@ -87,7 +80,6 @@ def cluster() -> str:
 @pytest.fixture(scope="module")
 def gradebook() -> str:
     """A fresh PostgreSQL database for the class, dropped afterwards."""
-    _stage()
     sqlalchemy = pytest.importorskip("sqlalchemy")
     engine = sqlalchemy.create_engine(SERVER, isolation_level="AUTOCOMMIT")
     name = f"labs_slurm_{secrets.token_hex(4)}"
@@ -95,9 +87,8 @@ def gradebook() -> str:
         with engine.connect() as conn:
             conn.execute(sqlalchemy.text(f"create database {name}"))
     except sqlalchemy.exc.OperationalError as err:
-        if os.environ.get("LABS_REQUIRE_POSTGRES") == "1":
-            raise
-        pytest.skip(f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): {str(err).splitlines()[0]}")
+        unavailable("postgres", f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): "
+                                f"{str(err).splitlines()[0]}")
     yield SERVER.rsplit("/", 1)[0] + "/" + name
     with engine.connect() as conn:
         conn.execute(sqlalchemy.text(f"drop database {name} with (force)"))
@@ -195,7 +186,6 @@ def class_on_cluster(cluster: str, gradebook: str, tmp_path_factory: pytest.Temp
             "outputs": outputs, "work": work, "seconds": seconds}
 
 
-@pytest.mark.grading
 @pytest.mark.slurm
 def test_the_array_ran_and_the_cancelled_task_was_retried_alone(class_on_cluster: dict) -> None:
     first, retry, outputs = class_on_cluster["first"], class_on_cluster["retry"], class_on_cluster["outputs"]
@@ -210,7 +200,6 @@ def test_the_array_ran_and_the_cancelled_task_was_retried_alone(class_on_cluster
         assert f"{STUDENTS // TASKS}/{STUDENTS // TASKS} notebooks graded" in text, text[-2000:]
 
 
-@pytest.mark.grading
 @pytest.mark.slurm
 def test_every_student_graded_once_by_their_own_shard(class_on_cluster: dict) -> None:
     students = sorted(class_on_cluster["expected"])
@@ -226,7 +215,6 @@ def test_every_student_graded_once_by_their_own_shard(class_on_cluster: dict) ->
     assert all(len(scores) == 1 for scores in recorded.values()), "a student recorded twice"
 
 
-@pytest.mark.grading
 @pytest.mark.slurm
 def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
     work = class_on_cluster["work"]
@@ -243,7 +231,6 @@ def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
     assert f"{STUDENTS} rows written" in proc.stdout
 
 
-@pytest.mark.grading
 @pytest.mark.slurm
 def test_one_command_gives_every_students_feedback_and_the_shards_share_the_salt(class_on_cluster: dict) -> None:
     reports, url = class_on_cluster["reports"], class_on_cluster["url"]
@@ -257,7 +244,6 @@ def test_one_command_gives_every_students_feedback_and_the_shards_share_the_salt
     assert pages == set(class_on_cluster["expected"])
 
 
-@pytest.mark.grading
 @pytest.mark.slurm
 def test_sandboxes_nest_in_slurms_cgroup(class_on_cluster: dict) -> None:
     for text in class_on_cluster["outputs"].values():
@@ -268,7 +254,6 @@ def test_sandboxes_nest_in_slurms_cgroup(class_on_cluster: dict) -> None:
             assert "nested in Slurm job" in isolation, isolation
 
 
-@pytest.mark.grading
 @pytest.mark.slurm
 def test_course_array_matches_one_machine(cluster: str, tmp_path: Path) -> None:
     env = {**labs_env(), "NOTEBOOKS": CHAPTER, "REPORTS": str(tmp_path / "course"), "LABS": str(BIN / "labs"),

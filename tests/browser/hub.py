@@ -36,7 +36,6 @@ from urllib.parse import quote
 
 import nbformat
 import psutil
-import pytest
 
 from labs.hub import PROXY_HINT, find_proxy
 from labs.hub.limits import class_folders, remove_class_groups
@@ -45,8 +44,10 @@ from labs.hub.users import class_accounts, marker, remove_class
 from tests.browser import chromium
 from tests.browser.jupyterlab import SETTINGS, free_port
 from tests.conftest import BIN, ROOT, labs_env
+from tests.requires import unavailable
 
 LAB_SHELL = "#jp-main-dock-panel"
+DISK_GIB = 0.25  # each student's home in a test class, unless its options say otherwise (labs hub's default: 2)
 RELEASED, FETCHED, SUBMITTED = "#released_assignments_list", "#fetched_assignments_list", "#submitted_assignments_list"
 
 
@@ -135,13 +136,11 @@ def class_unavailable(browser: bool = False) -> str | None:
 
 
 def need_a_class(browser: bool = False) -> None:
-    """Skip, saying why, where a class cannot run; fail instead under LABS_REQUIRE_HUB=1 (.ci/run's make system,
+    """Skip, saying why, where a class cannot run; fail instead under --require=hub (.ci/run's make system,
     where every piece is installed and a skip would hide one that is not)."""
     why = class_unavailable(browser)
-    if why and os.environ.get("LABS_REQUIRE_HUB") == "1":
-        pytest.fail(f"LABS_REQUIRE_HUB=1 but {why}")
     if why:
-        pytest.skip(why)
+        unavailable("hub", why)
 
 
 OPENED = Path("/tmp/labs-hub-test-opened.json")  # folders opened (o+x) for classes, with how many classes use them
@@ -191,7 +190,8 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
     ``grading`` is ignored (the class's is ``hub.grading``). ``https``: ``--https`` with a self-signed certificate
     for 127.0.0.1 made here (openssl). ``subdomains``: labs hub's default on 127.0.0.1, each server at
     ``<name>.localhost`` (which only a browser resolves); otherwise ``--subdomain-host off``, every server under
-    ``hub.base`` (as :class:`labs.hub.client.HubSession` and :class:`HubUser` reach them)."""
+    ``hub.base`` (as :class:`labs.hub.client.HubSession` and :class:`HubUser` reach them). Each student's home is
+    a filesystem of :data:`DISK_GIB` unless ``options`` hold a ``--disk``."""
     public = _public_scratch()
     port, root, log = free_port(), public / "hub", scratch / "labs_hub.log"
     for chapter in chapters:
@@ -201,7 +201,8 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
     command = [str(BIN / "labs"), "hub", "--port", str(port), "--root", str(root), "--class", str(roster),
                "--instructor", people[0], "--grading", str(root / "home" / people[0] / "grading"),
                "--course", str(public / "course"),
-               "--build", str(public / "nbgrader"), *(() if subdomains else ("--subdomain-host", "off")), *options]
+               "--build", str(public / "nbgrader"), *(() if subdomains else ("--subdomain-host", "off")),
+               *(() if "--disk" in options else ("--disk", str(DISK_GIB))), *options]
     certificate = self_signed(public / "tls") if https else None
     if certificate:
         command += ["--https", str(certificate), str(certificate.with_suffix(".key"))]
