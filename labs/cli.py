@@ -589,6 +589,9 @@ def hub(
                                                  "(default: a share of 80% of the RAM, 1 to 4 GiB)")] = None,
     cpus: Annotated[float | None, typer.Option(help="cores per student, a CPU quota (default: 1)")] = None,
     processes: Annotated[int | None, typer.Option(help="processes and threads per student (default: 256)")] = None,
+    disk: Annotated[float | None, typer.Option(help="GiB of disk per student: their home a filesystem of its own, "
+                                               "and the exchange one of 32 MiB a person (default: 2, or a share "
+                                               "of half the free disk; 0: homes on the host's, unlimited)")] = None,
     cull_idle: Annotated[int, typer.Option(help="stop a server idle this many seconds (0: never)")] = 3600,
     subdomain_host: Annotated[str | None, typer.Option(
         "--subdomain-host", help="each server on an origin of its own, <name>.HOST: a URL http(s)://HOST[:PORT] "
@@ -611,10 +614,21 @@ def hub(
         share = class_hub.default_limits(len(students))
         limits = class_hub.Limits(int(memory * (1 << 30)) if memory else share.memory_bytes,
                                   cpus or share.cpus, processes or share.processes)
+        if disk is None:
+            import shutil
+
+            from labs.hub.disks import disks_possible
+
+            free = shutil.disk_usage(next(p for p in (root.resolve(), *root.resolve().parents) if p.exists())).free
+            disk_bytes = 0 if demo or disks_possible() else class_hub.default_disk(len(students), free)
+        elif disk == 0 or disk >= 1 / 16:
+            disk_bytes = (int(disk * (1 << 30)) >> 20) << 20
+        else:
+            raise ValueError(f"--disk {disk:g}: 0 (no limit) or at least 1/16 GiB (64 MiB)")
         subdomains = class_hub.subdomain_host_for(subdomain_host, port, ip, https is not None, demo)
         plan = class_hub.plan_for(port, root, instructor, students, grading, proxy, demo=demo, ip=ip,
                                   https=https, limits=limits, cull_idle=cull_idle, course=course_dir,
-                                  release_build=build, subdomain_host=subdomains,
+                                  release_build=build, subdomain_host=subdomains, disk_bytes=disk_bytes,
                                   emails=tuple((p.name, p.email) for p in people if p.email))
     except ValueError as err:
         fail(str(err))
@@ -653,6 +667,10 @@ def hub(
         if not demo:
             console.print(f"  each student: {plan.limits.describe()}; idle servers stop after "
                           f"{plan.cull_idle or 'never'} s")
+            console.print(f"  each student's home: {plan.disk_bytes >> 20} MiB of its own, the exchange "
+                          f"{plan.exchange_bytes >> 20} MiB (images in {plan.disks})" if plan.disk_bytes else
+                          "  homes and the exchange on the host's filesystem, without a size limit (--disk 0, "
+                          "or no loop devices here)")
         console.print(f"  exchange: {plan.exchange}; Ctrl-C stops the hub, every server and the proxy")
 
     try:

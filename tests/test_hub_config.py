@@ -25,7 +25,7 @@ from traitlets.config import Config
 
 from graders import exchange
 from graders.release import build_release
-from labs.hub import GIB, HubPlan, Limits, default_limits, prepare, subdomain_host_for
+from labs.hub import GIB, HubPlan, Limits, default_disk, default_limits, prepare, subdomain_host_for
 from labs.hub.roster import read_roster
 from tests.conftest import FIXTURES, ROOT, labs
 
@@ -320,3 +320,16 @@ def test_subdomain_host_default_and_options():
     for bad in ("class.example.org", "https://class.example.org/hub", "ftp://x.org", "https://x.org:8000:1"):
         with pytest.raises(ValueError, match="--subdomain-host"):
             subdomain_host_for(bad, 8000)
+
+
+def test_disk_default_and_option(tmp_path: Path):
+    """--disk: 2 GiB a student, or an even share of half the free disk when less (at least 256 MiB); the exchange
+    32 MiB a person, at least 256 MiB; a --disk under 64 MiB (but 0) is refused."""
+    assert default_disk(10, 100 * GIB) == 2 * GIB
+    assert default_disk(10, 10 * GIB) == GIB // 2
+    assert default_disk(100, 10 * GIB) == 256 << 20
+    plan = HubPlan(tmp_path, 8000, "instructor", tuple(f"s{n}" for n in range(19)), tmp_path / "g", Path("/x"))
+    assert plan.exchange_bytes == 640 << 20 and plan.disk_bytes == 0
+    bad = labs("hub", "--config-only", "--root", str(tmp_path / "x"), "--proxy", "/usr/bin/true", "--disk", "0.01",
+               cwd=tmp_path)
+    assert bad.returncode == 2 and "at least 1/16 GiB" in bad.stderr, bad.stderr

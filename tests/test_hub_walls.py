@@ -254,3 +254,48 @@ def test_labs_hub_makes_the_exchange_course_the_instructors_and_names_one_a_stud
     linked.symlink_to(tmp_path)
     with pytest.raises(AccountError, match="is a link"):
         make_exchange_course(linked, instructor)
+
+
+def test_a_home_of_its_own_fills_alone_and_outlives_its_mount(tmp_path: Path):
+    """As root (with loop devices): a disk of labs.hub.disks is made in full, mounted on its folder, full at its size
+    (ENOSPC) while the folder beside it is not; unmounted with everything under the class's folder, it keeps what
+    was written for the next mount; a folder holding files gets no image over them, and a class that needs more
+    than the free disk is refused before anything is made."""
+    need_root()
+    from labs.hub import HubPlan
+    from labs.hub.disks import Disk, DiskError, check_room, disks_possible, mount, mounted, unmount_under
+
+    if (why := disks_possible()) is not None:
+        pytest.skip(why)
+    root = tmp_path / "class"
+    disk = Disk(root / "disks" / "home-ada.img", root / "home" / "ada", 32 << 20, None)
+    mount(disk)
+    try:
+        assert str(disk.mount) in mounted() and disk.image.stat().st_blocks * 512 >= disk.size  # allocated in full
+        assert not any(disk.mount.iterdir())  # no lost+found
+        (disk.mount / "kept").write_text("kept\n")
+        written, error = 0, None
+        try:
+            with open(disk.mount / "fill", "wb", buffering=0) as handle:
+                while True:
+                    written += handle.write(b"x" * (1 << 20))
+        except OSError as err:
+            error = err.errno
+        assert error == 28 and 24 << 20 <= written <= 32 << 20, (error, written)  # ENOSPC at its size
+        (root / "home" / "ben").mkdir()
+        (root / "home" / "ben" / "beside").write_text("not full\n")  # the host's disk, untouched
+    finally:
+        assert unmount_under(root) == [str(disk.mount)]
+    assert str(disk.mount) not in mounted() and not any(disk.mount.iterdir())
+    mount(disk)  # the image made before, as it was
+    try:
+        assert (disk.mount / "kept").read_text() == "kept\n"
+    finally:
+        unmount_under(root)
+    crowded = Disk(root / "disks" / "home-ben.img", root / "home" / "ben", 32 << 20, None)
+    with pytest.raises(DiskError, match="holds files and has no image"):
+        mount(crowded)
+    assert not crowded.image.exists()
+    plan = HubPlan(root, 8000, "instructor", ("cy",), root / "grading", Path("/usr/bin/true"), disk_bytes=1 << 60)
+    with pytest.raises(DiskError, match="a smaller --disk, or --disk 0"):
+        check_room(plan)

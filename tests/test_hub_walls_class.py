@@ -16,18 +16,20 @@ per-student cgroups; dee, eve and fay only sign in), driven over HTTP and websoc
 6. ada, subscribing to and pushing into every TCP port ben's uid listens on, hears nothing of his kernel's
    output while he prints and puts nothing into it (his kernel's channels are unix sockets);
 7. a student's file stops at the file-size limit (EFBIG) and her /tmp at its size (ENOSPC), and she cannot raise
-   either, while ben's kernel answers;
+   either, while ben's kernel answers; her home full (ENOSPC, at its size) fails her own saves only, and the
+   exchange full stops at its size, while ben saves a notebook and the hub answers;
 8. after 30 wrong passwords the right one is refused too; 8 wrong passwords at once, and 8 change-password forms
    at once, leave the hub answering others (the bcrypt checks run off its event loop).
 
 Afterwards tests/browser/hub.py removes the class whatever happened. Skips, saying why, when not root or without
-configurable-http-proxy (fails instead under LABS_REQUIRE_HUB=1).
+configurable-http-proxy (fails instead under --require=hub).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import pwd
 import time
 
@@ -47,13 +49,16 @@ PEOPLE = ("instructor", "ada", "ben", "dee", "eve", "fay")
 MEMORY_GIB = 1.5
 FILE_BYTES = 1 << 30  # labs hub's default file-size limit for a student
 TMP_BYTES = int(MEMORY_GIB * (1 << 30)) // 4  # labs hub's private /tmp: a quarter of the memory limit
+DISK_BYTES = 256 << 20  # each student's home (--disk 0.25)
+EXCHANGE_BYTES = 256 << 20  # the exchange: 32 MiB a person, at least 256 MiB
 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> RunningHub:
     need_a_class()
     with hub_server(tmp_path_factory.mktemp("walls"), people=PEOPLE,
-                    options=("--cull-idle", "0", "--memory", str(MEMORY_GIB), "--processes", "160")) as running:
+                    options=("--cull-idle", "0", "--memory", str(MEMORY_GIB), "--processes", "160",
+                             "--disk", str(DISK_BYTES / (1 << 30)))) as running:
         yield running
 
 
@@ -416,6 +421,74 @@ def test_a_student_fills_only_her_own_limits(hub: RunningHub):
     assert (big, raised, int(hard), fill) == ("EFBIG", "refused", FILE_BYTES, "ENOSPC"), result.output
     assert TMP_BYTES - (32 << 20) <= int(written) <= TMP_BYTES, result.output
     assert answer.status == "ok" and answer.output.strip() == "42", answer
+
+
+FILL = """
+import errno, os, shutil
+def fill(folder):
+    os.makedirs(folder, exist_ok=True)
+    written, n, error = 0, 0, None
+    for chunk in (b'x' * (4 << 20), b'x' * 4096):  # 4 MiB at a time, then the last blocks one by one
+        try:
+            while True:  # files of at most 64 MiB, below the file-size limit
+                with open(os.path.join(folder, f'fill-{{n}}'), 'wb', buffering=0) as f:
+                    n += 1
+                    for _ in range((64 << 20) // len(chunk)):
+                        written += f.write(chunk)
+        except OSError as err:
+            error = errno.errorcode[err.errno]
+    return error, written
+print(*fill({folder!r}))
+"""
+NOTEBOOK = {"type": "notebook", "content": {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}}
+
+
+async def save_notebook(session: HubSession, name: str) -> int:
+    """The person's JupyterLab saving a notebook in their home (the contents API); the answer's status."""
+    response = await session.api("PUT", f"{session.server}/api/contents/{name}", json=NOTEBOOK)
+    return response.status_code
+
+
+def test_a_full_home_or_exchange_stops_only_the_student_who_filled_it(hub: RunningHub):
+    """Issue 48, item 7 (disk): ada fills her home until ENOSPC, at its size (a filesystem of its own): her own
+    notebook save then fails, while ben saves one, his kernel answers and so does the hub. She then fills the
+    exchange (nbgrader's, writable by everyone) until ENOSPC, at its size: the hub and ben's home work on; the
+    disk holding the hub's database and the other homes is not the one she filled."""
+    home, exchange = hub.home("ada"), hub.exchange
+    assert os.path.ismount(home) and os.path.ismount(hub.home("ben")) and os.path.ismount(exchange)
+    assert not os.path.ismount(hub.home("instructor"))  # the instructor's: the host's, unlimited
+    assert os.stat(hub.root / "state").st_dev not in {os.stat(home).st_dev, os.stat(exchange).st_dev}
+
+    async def scenario():
+        ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
+        ada_kernel, ben_kernel = await ada.start_kernel(), await ben.start_kernel()
+        in_home = await ada_kernel.execute(FILL.format(folder=str(home / "fill")), timeout=300)
+        saves = [await save_notebook(ada, "after-full.ipynb"), await save_notebook(ben, "while-ada-is-full.ipynb")]
+        answer = await ben_kernel.execute("print(6 * 7)")
+        hub_answers = (await ben.client.get("/hub/api")).status_code
+        emptied = await ada_kernel.execute(f"shutil.rmtree({str(home / 'fill')!r}); print('emptied')")
+        in_exchange = await ada_kernel.execute(FILL.format(folder=str(exchange / "ada-fill")), timeout=300)
+        during = [await save_notebook(ben, "while-exchange-is-full.ipynb"), (await ben.client.get("/hub/api")).status_code]
+        await ada_kernel.execute(f"shutil.rmtree({str(exchange / 'ada-fill')!r})")
+        for kernel in (ada_kernel, ben_kernel):
+            await kernel.close()
+        for session in (ada, ben):
+            await session.close()
+        return in_home, saves, answer, hub_answers, emptied, in_exchange, during
+
+    in_home, saves, answer, hub_answers, emptied, in_exchange, during = run(scenario())
+    assert in_home.status == "ok", in_home
+    error, written = in_home.output.split()
+    assert error == "ENOSPC" and DISK_BYTES * 0.8 <= int(written) <= DISK_BYTES, in_home.output
+    assert saves[0] >= 400 and saves[1] == 201, saves  # her save fails, his is made
+    assert (hub.home("ben") / "while-ada-is-full.ipynb").is_file()
+    assert answer.status == "ok" and answer.output.strip() == "42", answer
+    assert hub_answers == 200 and emptied.output.strip().endswith("emptied"), (hub_answers, emptied)  # her history: full
+    assert in_exchange.status == "ok", in_exchange
+    error, written = in_exchange.output.split()
+    assert error == "ENOSPC" and EXCHANGE_BYTES * 0.7 <= int(written) <= EXCHANGE_BYTES, in_exchange.output
+    assert during == [201, 200], during
+    assert not (exchange / "ada-fill").exists()
 
 
 def test_password_guessing_is_locked_out_and_never_blocks_the_hub(hub: RunningHub):

@@ -5,6 +5,7 @@
 - :mod:`labs.hub.users`: one unix user per person, homes 0700, who may read what;
 - :mod:`labs.hub.limits`: each student's cgroup (memory, CPU, processes);
 - :mod:`labs.hub.spawner`: LocalProcessSpawner inside those cgroups (loaded by the hub);
+- :mod:`labs.hub.disks`: each student's home and the exchange on a filesystem of its own (a size limit);
 - :mod:`labs.hub.walls`: each server's private /tmp and file-size limit (in the spawner's preexec_fn);
 - :mod:`labs.hub.kernel`: the class's python3 kernel, no TCP port (ipykernel over unix sockets);
 - :mod:`labs.hub.auth`: NativeAuthenticator with the class's accounts (loaded by the hub);
@@ -22,6 +23,7 @@ from labs.hub.plan import (
     PROXY_NAME,
     HubPlan,
     Limits,
+    default_disk,
     default_limits,
     find_proxy,
     free_port,
@@ -41,6 +43,6 @@ from labs.hub.run import (
 )
 
 __all__ = ["CHECKOUT", "DEFAULT_STUDENTS", "GIB", "PROXY_HINT", "PROXY_NAME", "ClassNotPossible", "HubDidNotStart",
-           "HubPlan", "Limits", "default_limits", "find_proxy", "free_port", "hub_config_text",
+           "HubPlan", "Limits", "default_disk", "default_limits", "find_proxy", "free_port", "hub_config_text",
            "nbgrader_config_text", "page_config", "plan_for", "prepare", "serve", "server_args", "setup", "start",
            "stop", "subdomain_host_for", "teardown", "wait_until_up", "write_user_files"]

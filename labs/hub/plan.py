@@ -41,6 +41,16 @@ class Limits:
         return f"{self.memory_bytes / GIB:.1f} GiB, {self.cpus:g} CPU, {self.processes} processes"
 
 
+DEFAULT_DISK = 2 * GIB
+
+
+def default_disk(students: int, free_bytes: int) -> int:
+    """Each student's home: 2 GiB, or an even share of half the free disk when that is less (at least 256 MiB),
+    in whole MiB."""
+    share = int(free_bytes * 0.5) // max(students, 1)
+    return (min(DEFAULT_DISK, max(256 << 20, share)) >> 20) << 20
+
+
 def default_limits(students: int, total_memory: int | None = None, cores: int | None = None) -> Limits:
     """Limits for a class of ``students`` on this machine: memory an even share of 80 % of the RAM (between 1
     and 4 GiB), one core (or all of them when the machine has fewer), 256 processes."""
@@ -78,12 +88,24 @@ class HubPlan:
     emails: tuple[tuple[str, str], ...] = ()
     file_bytes: int = GIB  # the largest file a student's process may write (RLIMIT_FSIZE)
     subdomain_host: str = ""  # each server on an origin of its own under this URL (JupyterHub's); "": none
+    disk_bytes: int = 0  # each student's home a filesystem of this size (labs.hub.disks); 0: the host's, unlimited
 
     @property
     def tmp_bytes(self) -> int:
         """Size of each server's private /tmp (and /var/tmp, /dev/shm): a quarter of a student's memory, at least
         256 MiB (a tmpfs: what it holds is memory, charged to the student's cgroup)."""
         return max(256 << 20, self.limits.memory_bytes // 4)
+
+    @property
+    def exchange_bytes(self) -> int:
+        """Size of the exchange's filesystem, with homes of their own (``disk_bytes``): 32 MiB a person, at least
+        256 MiB (submissions are notebooks of a few hundred KiB)."""
+        return max(256 << 20, 32 * (1 << 20) * len(self.users))
+
+    @property
+    def disks(self) -> Path:
+        """The images of the homes and the exchange (root's alone)."""
+        return self.root / "disks"
 
     @property
     def users(self) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from labs.hub import users
+from labs.hub import disks, users
 from labs.hub.config import hub_config_text, write_user_files
 from labs.hub.limits import remove_class_groups
 from labs.hub.plan import CHECKOUT, HubPlan
@@ -75,6 +75,10 @@ def check_class_possible(plan: HubPlan) -> None:
     refused = private_tmp_possible()
     if refused:
         raise ClassNotPossible(refused)
+    refused = disks.disks_possible() if plan.disk_bytes else None
+    if refused:
+        raise ClassNotPossible(f"homes of their own size (--disk): {refused}; or --disk 0 (homes on the host's "
+                               "filesystem, without a limit)")
     for path in needed_by_students(plan):
         blocked = users.unreachable(path / "x")
         if blocked is not None:
@@ -93,16 +97,19 @@ def prepare(plan: HubPlan) -> Path:
 
 
 def setup(plan: HubPlan) -> tuple[list[str], list[users.Saved]]:
-    """For a class: the accounts (those created now), their one-time passwords and who may read what."""
+    """For a class: the accounts (those created now), each student's home and the exchange on a filesystem of its
+    own (``--disk``; mounted until :func:`serve` ends), their one-time passwords and who may read what."""
     check_class_possible(plan)
     try:
         created = users.create_accounts(plan)
-    except users.AccountError as err:
+        disks.mount_all(plan)
+    except (users.AccountError, disks.DiskError) as err:
         raise ClassNotPossible(str(err)) from None
     write_passwords(plan)
     try:
         saved = users.lock_down(plan)
     except users.AccountError as err:
+        disks.unmount_under(plan.root)
         raise ClassNotPossible(str(err)) from None
     return created, saved
 
@@ -158,7 +165,8 @@ def _interrupt(signum: int, frame: object) -> None:
 def serve(plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None,
           saved: list[users.Saved] | None = None) -> int:
     """Run the hub until Ctrl-C or SIGTERM; returns the hub's exit status. ``on_up`` hears its log once it
-    answers. Afterwards the students' cgroups are removed and the modes in ``saved`` put back."""
+    answers. Afterwards the students' cgroups are removed, their homes and the exchange unmounted (their images
+    stay) and the modes in ``saved`` put back."""
     log = plan.root / "jupyterhub.log"
     process = start(plan, log)
     signal.signal(signal.SIGTERM, _interrupt)
@@ -177,4 +185,5 @@ def serve(plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None,
             entries = [users.existing(name) for name in plan.users]
             users.stop_processes({entry.pw_uid for entry in entries if entry is not None})
             remove_class_groups(plan.group_name)
+            disks.unmount_under(plan.root)
         users.restore(saved or [])

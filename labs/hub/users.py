@@ -8,6 +8,7 @@ comment :func:`marker` so that :func:`remove_accounts` removes only this class's
 - ``ROOT/home/<name>``: the person, 0700;
 - ``ROOT/config/<name>``: root, 0755, files 0644 (their Jupyter config, not theirs to change);
 - ``ROOT/state`` (database, cookie secret, passwords) and the hub's log: root, 0700 / 0600;
+- ``ROOT/disks`` (the images of the students' homes and the exchange, :mod:`labs.hub.disks`): root, 0700;
 - ``ROOT/exchange``: root, 1777 (nbgrader wants 0777; sticky, so no one renames or replaces the course in it);
 - ``ROOT/exchange/pytorch-labs`` and its ``outbound``, ``inbound``, ``feedback``: the instructor, nbgrader's modes,
   made here, before any student exists (:func:`make_exchange_course`);
@@ -37,6 +38,7 @@ from pathlib import Path
 import psutil
 
 from graders.nbgrader_course import COURSE_ID
+from labs.hub.disks import unmount_under
 from labs.hub.plan import CHECKOUT, HubPlan, class_name
 
 
@@ -188,6 +190,8 @@ def lock_down(plan: HubPlan) -> list[Saved]:
         _set(folder, 0, 0, 0o711, saved)
     plan.state.mkdir(parents=True, exist_ok=True)
     _set(plan.state, 0, 0, 0o700, saved)
+    if plan.disks.exists():
+        _set(plan.disks, 0, 0, 0o700, saved)
     plan.exchange.mkdir(parents=True, exist_ok=True)
     _set(plan.exchange, 0, 0, 0o1777, saved)
     make_exchange_course(plan.exchange / COURSE_ID, instructor)
@@ -249,7 +253,9 @@ def restore(saved: list[Saved]) -> None:
 
 
 def remove_class(root: Path, comment: str) -> list[str]:
-    """Remove the class's accounts and its folder ``root`` (homes included); returns the accounts removed."""
+    """Remove the class's accounts and its folder ``root`` (homes included, their images unmounted first);
+    returns the accounts removed."""
     names = remove_accounts(comment)
+    unmount_under(root)
     shutil.rmtree(root, ignore_errors=True)
     return names
