@@ -207,6 +207,7 @@ def test_a_private_tmp_shows_nothing_of_the_real_one_but_what_is_kept(tmp_path: 
     other = Path(tempfile.mkdtemp(prefix="labs-walls-other-", dir="/tmp"))
     try:
         (kept / "needed").write_text("x\n")
+        (kept / "needed").chmod(0o644)  # readable by its person whatever the umask was
         kept.chmod(0o755)
         script = ("ls -A /tmp /dev/shm; cat " + str(kept / "needed") + "; touch /tmp/left-behind; "
                   "head -c 3000000 /dev/zero > /tmp/fill || echo FULL")

@@ -16,6 +16,8 @@ def test_a_private_folder_on_the_way_is_named():
         os.chmod(top, 0o755)
         private = top / "private"
         (private / "python" / "lib").mkdir(parents=True)
+        for folder in (private / "python", private / "python" / "lib"):  # open whatever the umask was
+            os.chmod(folder, 0o755)
         os.chmod(private, 0o700)
         assert unreadable_ancestor(str(private / "python" / "lib")) == str(private)
         os.chmod(private, 0o711)  # enter but not list: another uid reaches what it knows the name of
