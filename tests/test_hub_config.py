@@ -333,3 +333,19 @@ def test_disk_default_and_option(tmp_path: Path):
     bad = labs("hub", "--config-only", "--root", str(tmp_path / "x"), "--proxy", "/usr/bin/true", "--disk", "0.01",
                cwd=tmp_path)
     assert bad.returncode == 2 and "at least 1/16 GiB" in bad.stderr, bad.stderr
+
+
+def test_no_two_servers_of_a_class_draw_the_same_port(monkeypatch) -> None:
+    """Twenty servers start within a second: each port drawn stays its server's until it stops (a draw only
+    binds and lets go, so without the reservation two could draw one free port, and the hub would route the
+    second student to the first one's server)."""
+    from labs.hub import spawner
+
+    monkeypatch.setattr(spawner, "HANDED_OUT", set())
+    low, high = 21000, 21019
+    drawn = [spawner.server_port(low, high, attempts=10_000) for _ in range(high - low + 1)]
+    assert sorted(drawn) == list(range(low, high + 1))
+    with pytest.raises(RuntimeError, match="no free port"):
+        spawner.server_port(low, high, attempts=500)
+    spawner.release_port(21007)
+    assert spawner.server_port(low, high, attempts=10_000) == 21007

@@ -98,15 +98,17 @@ class HubSession:
         """Ask the hub for the person's server (as the home page's Start button does) and wait until it answers
         its own API through the proxy, the OAuth hand-shake with the hub done on the way."""
         await self.client.get("/hub/spawn")
-        deadline = time.monotonic() + timeout
+        deadline, last = time.monotonic() + timeout, "nothing"
         while time.monotonic() < deadline:  # the hub's spawn-pending page until the server answers JupyterLab's
             response = await self.client.get(f"{self.server}/lab")  # the page sets the server's _xsrf cookie
             if response.status_code == 200 and response.url.path == f"{self.server}/lab":
                 return
-            if response.status_code >= 500 and "/spawn-pending/" in response.url.path:
-                raise RuntimeError(f"{self.name}'s server failed to start (the hub's log says why)")
+            if response.status_code >= 400 and "/spawn-pending/" in response.url.path:
+                raise RuntimeError(f"{self.name}'s server failed to start ({response.status_code}; the hub's log "
+                                   "says why)")
+            last = f"{response.status_code} at {response.url.path}"
             await asyncio.sleep(0.5)
-        raise TimeoutError(f"{self.name}'s server did not answer within {timeout:.0f} s")
+        raise TimeoutError(f"{self.name}'s server did not answer within {timeout:.0f} s (last: {last})")
 
     async def api(self, method: str, path: str, **kwargs) -> httpx.Response:
         """A request to ``path`` (under the hub's URL) with the person's cookies and XSRF header."""

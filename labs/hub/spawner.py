@@ -11,6 +11,9 @@ it died). When the server stops, what is left in the group is killed and the gro
 Each server's port is drawn below the kernel's ephemeral range (:func:`server_port`): JupyterHub draws it from
 that range, where the kernels of 20 students bind their ZeroMQ ports too; in a load test one student's server
 lost its port to another's kernel between the draw and its start, and the hub waited on a ZeroMQ socket.
+A port drawn stays the server's until it stops (:data:`HANDED_OUT`): the draw only binds and lets go, so two
+servers starting in the same second could draw the same free port; the second then cannot bind it, and the hub,
+finding a server that answers there (the first one's), routes the student to a classmate's server.
 """
 
 from __future__ import annotations
@@ -35,9 +38,14 @@ PRIVATE_ENV = {"TMPDIR": "/tmp", "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor"
                "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONNOUSERSITE": "1"}
 
 
+#: Ports this hub has given to servers that have not stopped yet.
+HANDED_OUT: set[int] = set()
+
+
 def server_port(low: int = 10000, high: int | None = None, attempts: int = 200) -> int:
     """A free TCP port on 127.0.0.1 between ``low`` and the start of the ephemeral range (where the OS, and so
-    every kernel's ZeroMQ sockets, bind port 0)."""
+    every kernel's ZeroMQ sockets, bind port 0), given to no other server of this hub; it is the caller's
+    until :func:`release_port`."""
     if high is None:
         try:
             with open("/proc/sys/net/ipv4/ip_local_port_range") as handle:
@@ -46,13 +54,21 @@ def server_port(low: int = 10000, high: int | None = None, attempts: int = 200) 
             high = 32767
     for _ in range(attempts):
         port = random.randint(low, high)
+        if port in HANDED_OUT:
+            continue
         with socket.socket() as probe:
             try:
                 probe.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
+        HANDED_OUT.add(port)
+        return port
     raise RuntimeError(f"no free port between {low} and {high}")
+
+
+def release_port(port: int) -> None:
+    """``port``'s server has stopped: the port may be drawn again."""
+    HANDED_OUT.discard(port)
 
 
 class ClassSpawner(LocalProcessSpawner):
@@ -110,7 +126,7 @@ class ClassSpawner(LocalProcessSpawner):
             self._student_group.apply()
             self.log.info("%s's limits: %s (cgroup v%d)", self.user.name, self._student_group.limits.describe(),
                           group.version)
-        if self.port == 0:
+        if self.port not in HANDED_OUT:  # a new server, or one whose old port was given back when it stopped
             self.port = server_port()
         result = await super().start()
         if self._student_group is not None:
@@ -134,6 +150,7 @@ class ClassSpawner(LocalProcessSpawner):
         try:
             await super().stop(now=now)
         finally:
+            release_port(self.port)
             if self._student_group is not None:
                 self._student_group.remove()
                 self._student_group = None
