@@ -238,7 +238,7 @@ def _resolved(path: str, trusted: bool = False, imports: bool = False) -> Any:
         try:
             obj = getattr(obj, name)
         except AttributeError:
-            if not trusted and step not in _loaded_by_import(root):
+            if not trusted and root not in sys.stdlib_module_names and step not in _loaded_by_import(root):
                 return _MISSING
             try:  # a submodule not yet imported by its parent
                 obj = importlib.import_module(step)
@@ -265,8 +265,12 @@ def _outside_api(path: str) -> bool:
     """Whether the submodule at ``path`` is one its package does not hand out: ``import root`` does not load
     it and its parent has no lazy ``__getattr__`` (numpy's ``random``). Such modules are tools and
     launchers (``torch.backends.xeon.run_cpu`` starts processes, ``torch.utils.hipify`` rewrites files):
-    graded code names them only where the lab's own code does, and the grader never imports one to vet a cell."""
+    graded code names them only where the lab's own code does, and the grader never imports one to vet a cell.
+    The standard library is not read this way: its packages load their API on demand (``collections.abc``),
+    and which of its modules graded code may use is :data:`ALLOWED_ROOTS`' list."""
     root, _, _ = path.partition(".")
+    if root in sys.stdlib_module_names:
+        return False
     parent = sys.modules.get(path.rpartition(".")[0])
     return (bool(parent) and "__getattr__" not in vars(parent) and path not in _loaded_by_import(root)
             and _is_module(path))
@@ -313,7 +317,7 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
     if why:
         return _MISSING, why
     value = _resolved(full, False, imports)
-    if _outside_api(full):
+    if value is _MISSING and _outside_api(full):
         return _MISSING, (f"'{full}' (a module that `import {full.partition('.')[0]}` does not load; tools and "
                           "launchers are such modules: graded code may use it only where the lab's own code does)")
     if value is _MISSING:

@@ -354,6 +354,27 @@ def test_a_module_its_package_does_not_load_is_refused(spelling: str) -> None:
     assert vet(spelling, imported_names((spelling, "import torch\n"))) == []
 
 
+@pytest.mark.parametrize("spelling", [
+    "from collections.abc import Iterable\nok = isinstance([1], Iterable)\n",
+    "import collections.abc\nok = isinstance([1], collections.abc.Sequence)\n",
+    "import collections\nok = isinstance([1], collections.abc.Sized)\n",
+])
+def test_a_standard_library_submodule_of_an_allowed_module_is_api(spelling: str) -> None:
+    """The standard library's packages load their API on demand (``import collections`` does not load
+    ``collections.abc``): the tool-module rule is for installed packages, so plain API is not refused."""
+    for chapter in ("01_autograd", "02_tensors"):
+        assert vet(spelling, _lab_imports(chapter)) == [], chapter
+
+
+@pytest.mark.parametrize("spelling", [
+    "from collections import abc\nabc.Sized.register = len\n",
+    "import collections.abc\nlib = collections.abc._collections_abc\n",
+])
+def test_a_standard_library_submodule_keeps_the_other_checks(spelling: str) -> None:
+    """Exempt from the tool-module rule is not exempt from the rest: no module as a value, no private names."""
+    assert vet(spelling, _lab_imports("02_tensors")) != []
+
+
 def test_the_vetting_imports_no_module_a_cell_names() -> None:
     """In a fresh grader process: vetting cells that name modules outside the packages' own loads imports
     none of them (importing runs their code in the trusted grader), and numpy's lazy ``random`` stays API."""
