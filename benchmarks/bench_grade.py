@@ -25,11 +25,11 @@ from pathlib import Path
 
 import nbformat
 
-from graders.cells import blank_version, restore
+from graders.check.selfcheck import with_solution_replaced
 from graders.coursedir import solution_files
-from graders.job import execute_cells
+from graders.grader.cells import blank_version, restore
+from graders.inside.job import execute_cells
 from graders.paths import ensure_tools_on_path
-from graders.selfcheck import with_solution_replaced
 
 BIN = Path(sys.executable).parent
 

@@ -1,4 +1,4 @@
-"""Benchmark for the grader's rule windows (graders.rules.forbidden): what one costs per profile event.
+"""Benchmark for the grader's rule windows (graders.inside.rules.forbidden): what one costs per profile event.
 
 A window's profile hook sees every call the block makes. Lab 05's parity probe opens one around the
 student's export-and-run function, so a ``torch.onnx.export`` (about 4.5 million events) runs under it.
@@ -23,7 +23,7 @@ import onnxruntime
 import torch
 from torch.export import Dim
 
-from graders.rules import forbidden
+from graders.inside.rules import forbidden
 from labutils import deploy
 
 ORT_RUNS = {"onnxruntime": onnxruntime.InferenceSession.run,

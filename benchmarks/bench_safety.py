@@ -1,9 +1,9 @@
 """What the grader's in-process safety layers cost per submission: contracts, rule windows, vetting.
 
 A sandboxed job runs the notebook's cells, then the lab's probes. Two layers run *inside* the probes: every
-call of a notebook function goes through :mod:`graders.contracts` (which arguments and which global state
-it changed), and the probes that state a rule open :func:`graders.rules.forbidden` windows (a dispatch mode
-and a profile hook on every Python call). A third, :mod:`graders.vetting`, reads the solution cells in the
+call of a notebook function goes through :mod:`graders.inside.contracts` (which arguments and which global state
+it changed), and the probes that state a rule open :func:`graders.inside.rules.forbidden` windows (a dispatch mode
+and a profile hook on every Python call). A third, :mod:`graders.grader.vetting`, reads the solution cells in the
 trusted grader before anything runs. This script times the probes of one correct submission per lab, in
 this process (warm, unsandboxed: what the layers cost, not the sandbox), with each layer on and off:
 
@@ -29,14 +29,14 @@ from pathlib import Path
 
 import nbformat
 
-import graders.parsing
-import graders.rules
-import graders.vetting
-from graders.cells import restore
-from graders.grading import job_for, load_lab
-from graders.job import execute_cells
-from graders.probing import Probe, load_probes, run_probe
-from graders.rules import Seen
+import graders.grader.parsing
+import graders.grader.vetting
+import graders.inside.rules
+from graders.grader.cells import restore
+from graders.grader.grading import job_for, load_lab
+from graders.inside.job import execute_cells
+from graders.inside.probing import Probe, load_probes, run_probe
+from graders.inside.rules import Seen
 
 VARIANTS = ("all layers", "contracts off", "rule windows off", "both off")
 
@@ -49,13 +49,13 @@ def _open_window(*_: object, **__: object) -> Iterator[Seen]:
 
 def probes_for(job_source: str, job_file: str, variant: str) -> dict[str, Probe]:
     """The lab's probes as ``variant`` runs them (probe files bind ``forbidden`` when they are loaded)."""
-    real = graders.rules.forbidden
+    real = graders.inside.rules.forbidden
     if variant in ("rule windows off", "both off"):
-        graders.rules.forbidden = _open_window
+        graders.inside.rules.forbidden = _open_window
     try:
         probes = load_probes(job_source, job_file)
     finally:
-        graders.rules.forbidden = real
+        graders.inside.rules.forbidden = real
     if variant in ("contracts off", "both off"):
         probes = {g: replace(p, contracts=False) for g, p in probes.items()}
     return probes
@@ -74,8 +74,8 @@ def _forget_vetting() -> None:
     """Empty the caches a new submission misses (its cells' trees and what was read from them), as in a batch:
     what the grader knows of the lab and of the modules (the policy, resolved paths) stays, as it stays over
     a class's submissions."""
-    graders.parsing._read_within_bounds.cache_clear()
-    graders.vetting._mentioned_cached.cache_clear()
+    graders.grader.parsing._read_within_bounds.cache_clear()
+    graders.grader.vetting._mentioned_cached.cache_clear()
 
 
 def vetting_seconds(lab_source: nbformat.NotebookNode, repeat: int) -> tuple[float, float]:

@@ -21,14 +21,14 @@ import nbformat
 from graders import coursedir
 from graders import paths as defaults
 from graders.coursedir import db_url_for
-from graders.results import Batch, NotebookGrade
-from graders.salts import chapter_salt, salts_folder
-from graders.sandbox.jail import Limits
-from graders.sandbox.pool import modules_imported_by, start_sandboxes
-from graders.submissions import Collected, Submission, collect, unpack
+from graders.grader.results import Batch, NotebookGrade
+from graders.grader.salts import chapter_salt, salts_folder
+from graders.grader.sandbox.pool import modules_imported_by, start_sandboxes
+from graders.grader.submissions import Collected, Submission, collect, unpack
+from graders.inside.jail import Limits
 
 if TYPE_CHECKING:
-    from graders.grading import Lab
+    from graders.grader.grading import Lab
 
 Labs = dict[tuple[str, str], "Lab"]
 LabPaths = dict[str, list[Path]]  # chapter -> its labs
@@ -52,7 +52,7 @@ class GradeRequest:
     shard: tuple[int, int] = (1, 1)
     report: Path | None = None
     vetted: bool = True  # False: solution cells run unread, the sandbox the only layer (tests of the sandbox)
-    salts: Path | None = None  # the class's salts (graders.salts): default <root>/salts
+    salts: Path | None = None  # the class's salts (graders.grader.salts): default <root>/salts
 
     @property
     def db_url(self) -> str:
@@ -96,7 +96,7 @@ def lab_paths_of(folders: list[Path]) -> LabPaths:
 
 def load_labs(paths: LabPaths) -> Labs:
     """Every lab of the chapters, with probes; BadRequest names the file at fault."""
-    from graders.grading import load_lab  # torch
+    from graders.grader.grading import load_lab  # torch
 
     labs = {}
     for chapter, notebooks in paths.items():
@@ -147,8 +147,8 @@ def _collect(root: Path, chapters: dict[str, set[str]]) -> Collected:
 def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submission]) -> None:
     """Record every scored notebook in the gradebook and save its autograded copy; a failure is that
     notebook's ``grader error`` status (no autograded copy then), never the batch's."""
-    from graders.feedback import remove_autograded, write_autograded
-    from graders.gradebook import mark_grader_error, reason, record
+    from graders.nbgrader.feedback import remove_autograded, write_autograded
+    from graders.nbgrader.gradebook import mark_grader_error, reason, record
 
     scored = [g for g in batch.grades if g.cells]
     failures = record(url, scored)
@@ -170,8 +170,8 @@ def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submis
 def write_reports(batch: Batch, out: Path, root: Path) -> list[str]:
     """This run's log (kept under ``root/runs``, and as results.json in ``out``) and summary.html; returns a
     line per report that could not be written."""
-    from graders.gradebook import reason
-    from graders.reports import run_log_path, write_results, write_summary
+    from graders.nbgrader.gradebook import reason
+    from graders.nbgrader.reports import run_log_path, write_results, write_summary
 
     problems = []
     for path, write in ((run_log_path(root), write_results), (out / "results.json", write_results),
@@ -185,7 +185,7 @@ def write_reports(batch: Batch, out: Path, root: Path) -> list[str]:
 
 
 def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: LabPaths) -> None:
-    from graders.gradebook import ensure_assignments
+    from graders.nbgrader.gradebook import ensure_assignments
 
     try:
         ensure_assignments(root, url, labs, lab_paths)
@@ -228,7 +228,7 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
                                         len(subs), jobs, request.limits, True, root / "logs")
             try:
                 labs = {key: replace(lab, vetted=request.vetted) for key, lab in load_labs(lab_paths).items()}
-                from graders.grading import grade_batch
+                from graders.grader.grading import grade_batch
 
                 batch = grade_batch(labs, subs, jobs, request.limits, True, root / "logs", on_graded,
                                     lambda: _gradebook_ready(root, url, labs, lab_paths), started=sandboxes,

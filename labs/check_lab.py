@@ -3,7 +3,7 @@
 The notebook goes through `labs grade`'s own path (:func:`graders.pipeline.grade_submissions`: the sandbox,
 the probes against the reference, the gradebook) in a private grading root under ``build/``, made for this
 run and removed after it, so the instructor's detail (``results.json``: first differing case, hidden inputs)
-is never left on disk. What comes back is :func:`graders.reports.student_view` of the grade: the points of
+is never left on disk. What comes back is :func:`graders.nbgrader.reports.student_view` of the grade: the points of
 each test cell and the fixed text a graded student reads in their feedback (``hidden check '<probe
 docstring>' failed``), never hidden test code or inputs.
 """
@@ -66,9 +66,9 @@ def check_lab(notebook: Path, course: Path = defaults.COURSE, build: Path = defa
 
     Raises :class:`NotALab`, or :class:`graders.pipeline.BadRequest` (one line) when grading cannot start.
     """
+    from graders.inside.jail import Limits
+    from graders.nbgrader.reports import for_student, student_view
     from graders.pipeline import GradeRequest, grade_submissions
-    from graders.reports import for_student, student_view
-    from graders.sandbox.jail import Limits
 
     chapter, _ = lab_of(notebook, course)
     build.mkdir(parents=True, exist_ok=True)

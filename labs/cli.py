@@ -17,7 +17,7 @@ from labs.console import console, err_console, fail, printable
 from labs.options import parse_shard, parse_size, resolve_device
 
 if TYPE_CHECKING:  # torch and nbgrader load only once a command needs them
-    from graders.selfcheck import ChapterCheck, SolutionFolders
+    from graders.check.selfcheck import ChapterCheck, SolutionFolders
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
@@ -64,7 +64,7 @@ def _device(device: str) -> str:
 
 
 def _isolation_warning() -> None:
-    from graders.sandbox.worker import isolation_warning
+    from graders.grader.sandbox.worker import isolation_warning
 
     warning = isolation_warning(True)
     if warning:
@@ -251,7 +251,7 @@ def check(
     if mutants:
         _check_mutants(folders, build, jobs, sandbox)
     # torch and nbgrader load only once the arguments are known to be good
-    from graders.selfcheck import SolutionFolders, Standard, check_chapters
+    from graders.check.selfcheck import SolutionFolders, Standard, check_chapters
     from labs.tables import print_chapter_check
 
     _quiet_nbgrader()
@@ -277,7 +277,7 @@ def check(
 
 def _record_checks(folders: list[Path], results: list[ChapterCheck], solutions: SolutionFolders) -> None:
     """`labs check --record`: each checked lab's verdicts, committed next to its probes."""
-    from graders.selfcheck_ledger import record_chapter
+    from graders.check.selfcheck_ledger import record_chapter
 
     for folder, result in zip(folders, results, strict=True):
         for path in record_chapter(folder, result, solutions):
@@ -286,7 +286,7 @@ def _record_checks(folders: list[Path], results: list[ChapterCheck], solutions: 
 
 def _check_mutants(folders: list[Path], build: Path, jobs: int, sandbox: bool) -> None:
     """`labs check --mutants`: each lab's kill rate per exercise, every survivor as a diff; exit 1 below the target."""
-    from graders.mutants_run import check_mutants, report_lines
+    from graders.check.mutants_run import check_mutants, report_lines
 
     if sandbox:
         _isolation_warning()
@@ -316,8 +316,8 @@ def release(chapters: ChaptersArg = None, course_dir: CourseOpt = defaults.COURS
             exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
     """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
     from graders import coursedir
-    from graders import exchange as nbgrader_exchange
-    from graders.release import build_release, sync_workspace
+    from graders.nbgrader import exchange as nbgrader_exchange
+    from graders.nbgrader.release import build_release, sync_workspace
 
     folders = _chapters(chapters, course_dir)
     try:
@@ -345,7 +345,7 @@ def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to coll
                                                       "one unix user runs every server)")] = True) -> None:
     """Collect each student's latest submission from the exchange into ROOT/submitted (for labs grade)."""
     from graders import coursedir
-    from graders import exchange as nbgrader_exchange
+    from graders.nbgrader import exchange as nbgrader_exchange
 
     for folder in _chapters(chapters, course_dir, with_labs=True):
         try:
@@ -395,8 +395,8 @@ def grade(
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from graders.inside.jail import Limits
     from graders.pipeline import BadRequest, GradeRequest, grade_submissions
-    from graders.sandbox.jail import Limits
     from labs.tables import print_grade_run
 
     _quiet_nbgrader()
@@ -431,7 +431,7 @@ def salt(chapter: Annotated[str, typer.Argument(help="the chapter whose salt to 
          rotate: Annotated[bool, typer.Option("--rotate", help="make a new salt: every later run draws new "
                                               "inputs (recorded in the folder's rotations.log)")] = False) -> None:
     """Show a chapter's salt fingerprint, or rotate the salt (the inputs every grading of the chapter draws)."""
-    from graders import salts as class_salts
+    from graders.grader import salts as class_salts
 
     folder = salts or class_salts.salts_folder(root)
     try:
@@ -479,9 +479,9 @@ def feedback(chapter: ChapterOpt = None,
                                                       "(students fetch it in the Assignments tab)")] = False,
              exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
     """Render nbgrader feedback (HTML) for graded submissions, shards' roots under ROOT included: scores and why."""
-    from graders import exchange as nbgrader_exchange
     from graders.coursedir import db_url_for
-    from graders.feedback import FeedbackError, feedback_for_class
+    from graders.nbgrader import exchange as nbgrader_exchange
+    from graders.nbgrader.feedback import FeedbackError, feedback_for_class
 
     folders = _chapters(chapter, course_dir)
     try:
@@ -515,7 +515,7 @@ def export(
 ) -> None:
     """Export grades from the gradebook: CSV, or Gradescope results.json per submission (manual scores included)."""
     from graders.coursedir import db_url_for
-    from graders.reports import export_csv, export_gradescope
+    from graders.nbgrader.reports import export_csv, export_gradescope
 
     if format not in ("csv", "gradescope"):
         fail(f"--format {format}: expected csv or gradescope")

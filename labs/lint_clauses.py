@@ -16,7 +16,7 @@ from nbformat import NotebookNode
 from graders.coursedir import nbgrader_meta, probes_file
 from labs.lint_rules import Problem
 
-BUILT_IN_CASES = {"contracts": "every call's side effects, compared with the reference's (graders.contracts)"}
+BUILT_IN_CASES = {"contracts": "every call's side effects, compared with the reference's (graders.inside.contracts)"}
 
 
 def declared_clauses(source: str) -> dict[str, tuple[dict[str, str] | None, str]]:

@@ -30,8 +30,8 @@ from pathlib import Path
 import tomllib
 from nbformat import NotebookNode
 
-from graders.cells import exercise_tests
 from graders.coursedir import nbgrader_meta, probes_file
+from graders.grader.cells import exercise_tests
 from labs.lint_rules import Problem
 
 RULE_WORDING = re.compile(r"\b(must|never|do not|don't|may not|only|leave|left|unchanged|in[ -]place|iterative|"

@@ -106,7 +106,7 @@ def example_wrong_solutions(name: str) -> dict[str, str]:
 
 PROBES_HEADER = '''"""Probes of {lab}: each drives one exercise on inputs drawn for this grading run (docs/authoring.md)."""
 
-from graders.probing import Draw, Namespace, outcome, probe
+from graders.inside.probing import Draw, Namespace, outcome, probe
 '''
 
 

@@ -10,8 +10,8 @@ from rich.table import Table
 from labs.console import console, err_console, printable
 
 if TYPE_CHECKING:  # annotations only: these modules import nbgrader and torch
+    from graders.check.selfcheck import ChapterCheck
     from graders.pipeline import GradeRun
-    from graders.selfcheck import ChapterCheck
 
 
 def print_chapter_check(result: ChapterCheck) -> None:

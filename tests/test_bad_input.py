@@ -56,14 +56,14 @@ def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, m
     # the sandbox then cannot import graders.
     import sys
 
-    from graders.sandbox.jail import Limits
-    from graders.sandbox.worker import Worker
+    from graders.grader.sandbox.worker import Worker
+    from graders.inside.jail import Limits
 
     python = tmp_path / "python"
     python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
     python.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(python))
-    monkeypatch.setattr("graders.sandbox.worker.package_path", lambda: str(tmp_path / "nowhere"))
+    monkeypatch.setattr("graders.grader.sandbox.worker.package_path", lambda: str(tmp_path / "nowhere"))
     worker = Worker(0, Limits(), 1, use_bwrap=False, log=tmp_path / "worker0.log")
     with pytest.raises(RuntimeError) as raised:
         worker.start()

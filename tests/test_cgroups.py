@@ -1,4 +1,4 @@
-"""graders.sandbox.cgroups without a cgroup file system: which leftover worker groups a grader removes."""
+"""graders.grader.sandbox.cgroups without a cgroup file system: which leftover worker groups a grader removes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graders.sandbox import cgroups
+from graders.grader.sandbox import cgroups
 
 
 def test_a_dead_graders_empty_groups_are_swept_and_nothing_else(tmp_path: Path,

@@ -42,9 +42,9 @@ def test_unknown_chapter_is_one_line_exit_2():
 
 
 def test_only_jobs_of_the_source_carry_a_probe_traceback():
-    from graders.job import run_probes
+    from graders.inside.job import run_probes
 
-    source = 'from graders.probing import probe\n\n@probe("test_x")\ndef x(ns, draw):\n    """x"""\n    return ns["f"]()\n'
+    source = 'from graders.inside.probing import probe\n\n@probe("test_x")\ndef x(ns, draw):\n    """x"""\n    return ns["f"]()\n'
     ns = {"f": lambda: 1 / 0}
     student = run_probes(source, "lab_x.py", ns, 1)["test_x"]["error"]
     reference = run_probes(source, "lab_x.py", ns, 1, traceback=True)["test_x"]["error"]
@@ -77,7 +77,7 @@ BROKEN = {
     "fx_raising": ('return [ns["relu_grad"]', 'return [no_such_helper(ns)'),
     "fx_differs": ('return [ns["relu_grad"](draw.randn(n)) for n in draw.sizes(0, 40, 5)]',
                    'import time\n    return [{"grad": ns["relu_grad"](draw.randn(3)), "when": time.time_ns()} for _ in range(5)]'),
-    "fx_probe_import": ("from graders.probing", "undefined_name\nfrom graders.probing"),
+    "fx_probe_import": ("from graders.inside.probing", "undefined_name\nfrom graders.inside.probing"),
     "fx_cut": ('cases.append([ns["scale"](x, factor), x])', 'cases.append([ns["scale"](x, factor), ns["relu_grad"](x)])'),
 }
 RIGHT = {"fx_right": {"scale__mul_method.py": "def scale(t, factor):\n    return t.mul(factor)\n",
@@ -90,7 +90,7 @@ def broken_labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[boo
     """Chapter -> (passes the check, what `labs check` prints for it, whitespace folded)."""
     import shutil
 
-    from graders.selfcheck import SolutionFolders, Standard, check_chapters
+    from graders.check.selfcheck import SolutionFolders, Standard, check_chapters
     from labs.console import console
     from labs.tables import print_chapter_check
 

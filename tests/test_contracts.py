@@ -1,4 +1,4 @@
-"""Contracts every probe gets (graders.contracts): side effects recorded per call, compared with the reference's."""
+"""Contracts every probe gets (graders.inside.contracts): side effects recorded per call, compared with the reference's."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import random
 
 import torch
 
-from graders.compare import compare
-from graders.contracts import GLOBALS, Record, Watched
-from graders.probing import Probe, run_probe
+from graders.grader.compare import compare
+from graders.inside.contracts import GLOBALS, Record, Watched
+from graders.inside.probing import Probe, run_probe
 
 
 def _notebook(code: str) -> dict:
@@ -95,7 +95,7 @@ def test_one_numpy_draw_moves_the_generator_and_is_recorded() -> None:
 
 
 def test_every_global_a_call_may_leave_changed_is_seen() -> None:
-    """Each global of graders.contracts.GLOBALS that a call changes and does not restore is recorded by name."""
+    """Each global of graders.inside.contracts.GLOBALS that a call changes and does not restore is recorded by name."""
     cases = {  # what: (the change, its undo)
         "default device": ("torch.set_default_device('meta')", "torch.set_default_device(None)"),
         "float32 matmul precision": ("torch.set_float32_matmul_precision('medium')",

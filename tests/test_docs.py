@@ -16,8 +16,8 @@ import pytest
 import torch
 import typer
 
-from graders.compare import first_unplain
-from graders.probing import Draw, load_probes, to_plain
+from graders.grader.compare import first_unplain
+from graders.inside.probing import Draw, load_probes, to_plain
 from labs.cli import app
 from tests.conftest import ROOT, labs
 

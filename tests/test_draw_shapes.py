@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from graders.probing import Draw
+from graders.inside.probing import Draw
 
 ROOT = Path(__file__).resolve().parent.parent
 

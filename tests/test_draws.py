@@ -1,4 +1,4 @@
-"""graders.draws: a probe's structured examples depend on the salt and the probe only. Not on which
+"""graders.inside.draws: a probe's structured examples depend on the salt and the probe only. Not on which
 modules happen to be loaded (Hypothesis would otherwise try literals from their source), not on the CI
 profile, and nothing is written to disk (the sandbox's file system is read-only)."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from graders.draws import examples
-from graders.probing import Draw
+from graders.inside.draws import examples
+from graders.inside.probing import Draw
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCAL_CONSTANTS = [1_000_003 + i for i in range(300)]
@@ -23,8 +23,8 @@ sys.path[:0] = [{str(ROOT)!r}, "."]
 if sys.argv[1:] == ["load"]:
     import local_constants
 from hypothesis import strategies as st
-from graders.draws import examples
-from graders.probing import Draw
+from graders.inside.draws import examples
+from graders.inside.probing import Draw
 print(json.dumps(examples(Draw(7, "probe"), st.lists(st.integers(), max_size=20), 50)))
 """
 

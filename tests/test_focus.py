@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from graders.cells import reference_cells
-from graders.grading import focused, job_for, load_lab
-from graders.job import run_probes
+from graders.grader.cells import reference_cells
+from graders.grader.grading import focused, job_for, load_lab
+from graders.inside.job import run_probes
 from tests.conftest import FIXTURES
 
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
@@ -26,7 +26,7 @@ def test_a_focused_lab_runs_only_its_test_cells_and_probes_and_nothing_after() -
 
 
 def test_run_probes_runs_only_the_probes_it_is_asked_for() -> None:
-    source = ("from graders.probing import probe\n"
+    source = ("from graders.inside.probing import probe\n"
               "@probe('a')\ndef a(ns, draw):\n    '''a'''\n    return 1\n"
               "@probe('b')\ndef b(ns, draw):\n    '''b'''\n    raise AssertionError('must not run')\n")
     ran = run_probes(source, "p.py", {}, 0, only=["a"])
@@ -36,8 +36,8 @@ def test_run_probes_runs_only_the_probes_it_is_asked_for() -> None:
 
 def test_a_solution_that_binds_a_name_a_later_cell_binds_runs_to_the_end(tmp_path) -> None:
     """In the whole notebook the later cell's definition is what the probe would call: no cut then."""
-    from graders.cuts import bound_names
-    from graders.selfcheck import versions
+    from graders.check.cuts import bound_names
+    from graders.check.selfcheck import versions
 
     lab = load_lab(LAB)
     wrong = tmp_path / "fx_basic"

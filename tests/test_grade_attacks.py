@@ -122,7 +122,7 @@ def scale(t, factor):
 def relu_grad(x):
     src = _probe_source()
     if src:
-        from graders import wire
+        from graders.boundary import wire
         forged = wire.encode({"probes": {"test_scale": {"error": src[:990]}, "test_relu_grad": {"error": src[-990:]}}})
         for fd in range(3, 64):
             try:
@@ -341,7 +341,7 @@ def test_bad_name_refused_and_batch_exit_code(graded: dict) -> None:
 
 
 def test_gradebook_holds_the_graders_scores(graded: dict) -> None:
-    from graders.nbgrader_course import open_gradebook
+    from graders.nbgrader.nbgrader_course import open_gradebook
 
     with open_gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
         def scores(student: str) -> dict[str, tuple]:
@@ -385,7 +385,7 @@ def test_probe_source_never_reaches_a_report(graded: dict, feedback: Path) -> No
 
 # What a student who read the grader writes (issue #39's rows), each with a wrong or no solution.
 READER_ATTACKS = {
-    "patch-rules": WRONG + "import graders.rules as rules\nrules.forbidden = None\n",
+    "patch-rules": WRONG + "import graders.inside.rules as rules\nrules.forbidden = None\n",
     "code-swap": "def scale(t, factor):\n    scale.__code__ = (lambda t, factor: t * factor).__code__\n    return t\n\n"
                  "def relu_grad(x):\n    return torch.ones_like(x)\n",
     "frame-walk": WRONG + "import inspect\nSPY = inspect.currentframe().f_back\n",

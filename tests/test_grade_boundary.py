@@ -19,9 +19,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders import wire
-from graders.reports import for_student
-from graders.sandbox.worker import HEADER_VALUES, HOST_FILES, etc_files, read_header
+from graders.boundary import wire
+from graders.grader.sandbox.worker import HEADER_VALUES, HOST_FILES, etc_files, read_header
+from graders.nbgrader.reports import for_student
 from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
 from tests.test_sandbox import PROBE
 
@@ -120,10 +120,10 @@ evidence = {"etc": sorted(os.listdir("/etc")), "sys": sorted(os.listdir("/sys"))
 def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The fixture lab's reference, then an honest job, a result bomb, a job that closes its pipes and
     sleeps, and one that looks around, side by side on two sandboxes under a WALL-second limit."""
-    from graders.cells import Restored, reference_cells
-    from graders.grading import Pool, load_lab, reference_runs, score, warm_modules
-    from graders.job import Cell, Job
-    from graders.sandbox.jail import Limits
+    from graders.grader.cells import Restored, reference_cells
+    from graders.grader.grading import Pool, load_lab, reference_runs, score, warm_modules
+    from graders.inside.jail import Limits
+    from graders.inside.job import Cell, Job
 
     lab, salt = load_lab(LAB), 12345
     notebooks = {"honest": nbformat.read(LAB, as_version=4), "bomb": _attack(BOMB), "sleeper": _attack(CLOSE_AND_SLEEP)}

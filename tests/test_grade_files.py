@@ -113,7 +113,7 @@ def _duplicated_tests() -> str:
 
 
 def test_source_notebook_reads(tmp_path: Path) -> None:
-    from graders.submissions import read_notebook
+    from graders.grader.submissions import read_notebook
 
     nb, error = read_notebook(_place(tmp_path, "ada", LAB.read_text()))
     assert error == "" and nb is not None and len(nb.cells) == len(_source()["cells"])
@@ -129,7 +129,7 @@ def test_source_notebook_reads(tmp_path: Path) -> None:
     (lambda: "\udce9", "not UTF-8"),
 ])
 def test_unreadable_file_is_one_line_naming_it(tmp_path: Path, make, message: str) -> None:
-    from graders.submissions import read_notebook
+    from graders.grader.submissions import read_notebook
 
     text = make()
     path = _place(tmp_path, "ada")
@@ -140,7 +140,7 @@ def test_unreadable_file_is_one_line_naming_it(tmp_path: Path, make, message: st
 
 
 def test_error_quotes_no_student_markup(tmp_path: Path) -> None:
-    from graders.submissions import read_notebook
+    from graders.grader.submissions import read_notebook
 
     _, error = read_notebook(_place(tmp_path, "ada", _bad_key()))
     assert "at cells/0" in error
@@ -148,7 +148,7 @@ def test_error_quotes_no_student_markup(tmp_path: Path) -> None:
 
 
 def test_folder_fifo_and_link_where_the_notebook_should_be(tmp_path: Path) -> None:
-    from graders.submissions import read_notebook
+    from graders.grader.submissions import read_notebook
 
     folder = _place(tmp_path, "dir")
     folder.mkdir()
@@ -162,7 +162,7 @@ def test_folder_fifo_and_link_where_the_notebook_should_be(tmp_path: Path) -> No
 
 
 def test_malformed_nbgrader_metadata_is_dropped(tmp_path: Path) -> None:
-    from graders.submissions import read_notebook
+    from graders.grader.submissions import read_notebook
 
     nb = _source()
     nb["cells"][0]["metadata"]["nbgrader"] = {"grade_id": ["not", "hashable"], "solution": True}
@@ -188,7 +188,7 @@ def _tree(root: Path) -> None:
 
 
 def test_collect_refuses_links_and_reads_the_rest(tmp_path: Path) -> None:
-    from graders.submissions import collect
+    from graders.grader.submissions import collect
 
     _tree(tmp_path)
     found = {s.student: s for s in collect(tmp_path, LABS).submissions}
@@ -206,7 +206,7 @@ def test_collect_refuses_links_and_reads_the_rest(tmp_path: Path) -> None:
 
 
 def test_collect_lists_stray_notebooks_in_plain_words(tmp_path: Path) -> None:
-    from graders.submissions import collect
+    from graders.grader.submissions import collect
 
     _place(tmp_path, "ada", LAB.read_text())
     (tmp_path / "ada" / CHAPTER / "[bold]\x1b[31m.ipynb").write_text("{}")
@@ -216,7 +216,7 @@ def test_collect_lists_stray_notebooks_in_plain_words(tmp_path: Path) -> None:
 
 
 def test_zip_refuses_symlink_entries(tmp_path: Path) -> None:
-    from graders.submissions import unpack
+    from graders.grader.submissions import unpack
 
     archive = tmp_path / "subs.zip"
     with zipfile.ZipFile(archive, "w") as zipped:
@@ -233,7 +233,7 @@ def test_zip_refuses_symlink_entries(tmp_path: Path) -> None:
 
 
 def test_hard_link_is_refused(tmp_path: Path) -> None:
-    from graders.submissions import read_notebook
+    from graders.grader.submissions import read_notebook
 
     original = tmp_path / "instructor.ipynb"
     shutil.copy(LAB, original)
@@ -243,7 +243,7 @@ def test_hard_link_is_refused(tmp_path: Path) -> None:
 
 
 def test_zip_that_unpacks_too_large_is_refused_past_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graders import submissions
+    from graders.grader import submissions
 
     monkeypatch.setattr(submissions, "MAX_ZIP_BYTES", 3 * LAB.stat().st_size // 2)
     archive = tmp_path / "subs.zip"
@@ -261,14 +261,14 @@ def test_zip_that_unpacks_too_large_is_refused_past_the_cap(tmp_path: Path, monk
 
 @pytest.fixture(scope="module")
 def lab():
-    from graders.grading import load_lab
+    from graders.grader.grading import load_lab
 
     return load_lab(LAB)
 
 
 def _feedback(lab, text: str, error: str = ""):
-    from graders.feedback import feedback_notebook
-    from graders.results import CellGrade, NotebookGrade
+    from graders.grader.results import CellGrade, NotebookGrade
+    from graders.nbgrader.feedback import feedback_notebook
 
     grade = NotebookGrade("ada", CHAPTER, "lab_basic", "graded", error,
                           [CellGrade("test_scale", 2.0, 0.0, "<script>alert(1)</script>"), CellGrade("test_relu_grad", 3.0, 3.0)])
@@ -331,7 +331,7 @@ def test_feedback_notebook_shows_a_bounded_number_of_cells(lab) -> None:
 
 
 def test_sanitiser_judges_urls_as_a_browser_does() -> None:
-    from graders.nbgrader_course import sanitizer
+    from graders.nbgrader.nbgrader_course import sanitizer
 
     clean = sanitizer().sanitize_html_tags
     for url in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", "java&#115;cript:alert(1)", " java\tscript:9",
@@ -344,7 +344,7 @@ def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
     """A second layer, for autograded notebooks written by anything else: nbgrader's own rendering."""
     from nbconvert.preprocessors.sanitize import SanitizeHTML
 
-    from graders.nbgrader_course import nbgrader_config
+    from graders.nbgrader.nbgrader_course import nbgrader_config
 
     config = nbgrader_config(tmp_path)
     assert SanitizeHTML in config.GenerateFeedback.preprocessors and config.SanitizeHTML.enabled
@@ -360,7 +360,7 @@ def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(tm
 
     from nbgrader.dbutil import write_alembic_ini
 
-    from graders.nbgrader_course import gradebook_schema_head, open_gradebook
+    from graders.nbgrader.nbgrader_course import gradebook_schema_head, open_gradebook
 
     write_alembic_ini(str(tmp_path / "alembic.ini"), f"sqlite:///{tmp_path / 'scratch.db'}")
     heads = subprocess.run(["alembic", "-c", str(tmp_path / "alembic.ini"), "heads"], capture_output=True, text=True,
@@ -379,9 +379,9 @@ def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(tm
 
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's session bookkeeping
 def test_record_keeps_the_others_when_one_fails(tmp_path: Path, lab) -> None:
-    from graders.gradebook import ensure_assignments, record
-    from graders.nbgrader_course import open_gradebook
-    from graders.results import CellGrade, NotebookGrade
+    from graders.grader.results import CellGrade, NotebookGrade
+    from graders.nbgrader.gradebook import ensure_assignments, record
+    from graders.nbgrader.nbgrader_course import open_gradebook
 
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     ensure_assignments(tmp_path, url, {(CHAPTER, "lab_basic"): lab}, {CHAPTER: [LAB]})
@@ -455,7 +455,7 @@ def test_bad_file_is_its_own_one_line_error(batch: dict, student: str) -> None:
 
 
 def test_gradebook_holds_the_honest_score(batch: dict, tmp_path: Path) -> None:
-    from graders.nbgrader_course import open_gradebook
+    from graders.nbgrader.nbgrader_course import open_gradebook
 
     with open_gradebook(f"sqlite:///{batch['root'] / 'gradebook.db'}") as gradebook:
         notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, "honest")

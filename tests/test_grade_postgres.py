@@ -58,7 +58,7 @@ def _submissions(folder: Path) -> dict[str, float]:
 
 
 def test_two_shards_into_one_postgres_gradebook(database: str, tmp_path: Path) -> None:
-    from graders.nbgrader_course import open_gradebook
+    from graders.nbgrader.nbgrader_course import open_gradebook
 
     expected = _submissions(tmp_path / "submitted")
     for shard in ("1/2", "2/2"):

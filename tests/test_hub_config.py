@@ -23,8 +23,8 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeFetchFeedback, ExchangeSubmit
 from traitlets.config import Config
 
-from graders import exchange
-from graders.release import build_release
+from graders.nbgrader import exchange
+from graders.nbgrader.release import build_release
 from labs.hub import GIB, HubPlan, Limits, default_disk, default_limits, prepare, subdomain_host_for
 from labs.hub.roster import read_roster
 from tests.conftest import FIXTURES, ROOT, labs

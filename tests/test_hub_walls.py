@@ -1,4 +1,4 @@
-"""`labs collect` follows no link and never stops for one bad entry (graders/exchange.py), without a hub;
+"""`labs collect` follows no link and never stops for one bad entry (graders/nbgrader/exchange.py), without a hub;
 a server's private /tmp.
 
 A hand-made exchange (nbgrader's layout: ``EXCHANGE/pytorch-labs/inbound/<student>+<chapter>+<time>+<random>``)
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from graders import exchange
+from graders.nbgrader import exchange
 from tests.conftest import FIXTURES, labs
 
 CHAPTER = "fx_basic"

@@ -219,7 +219,7 @@ def test_os_fork_is_called_in_the_zygote_core_only() -> None:
 
 
 def parse_callers(root: Path = ROOT) -> list[str]:
-    """Grader modules that call ``ast.parse`` themselves (graders/parsing.py is the one that may)."""
+    """Grader modules that call ``ast.parse`` themselves (graders/grader/parsing.py is the one that may)."""
     return sorted({path.relative_to(root).as_posix() for path in (root / "graders").rglob("*.py")
                    for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
                    if isinstance(node, ast.Attribute) and node.attr == "parse"
@@ -227,12 +227,75 @@ def parse_callers(root: Path = ROOT) -> list[str]:
 
 
 def test_the_grader_parses_python_in_one_place_only() -> None:
-    """Grading runs in threads, where CPython 3.11's ``ast.parse`` can fail by chance: graders/parsing.py locks."""
-    assert parse_callers() == ["graders/parsing.py"]
+    """Grading runs in threads, where CPython 3.11's ``ast.parse`` can fail by chance: graders/grader/parsing.py locks."""
+    assert parse_callers() == ["graders/grader/parsing.py"]
 
 
 def test_the_parse_rule_sees_a_stray_parse(tmp_path: Path) -> None:
     (tmp_path / "graders").mkdir()
-    (tmp_path / "graders" / "parsing.py").write_text("import ast\ntree = ast.parse('x')\n")
+    (tmp_path / "graders" / "grader").mkdir()
+    (tmp_path / "graders" / "grader" / "parsing.py").write_text("import ast\ntree = ast.parse('x')\n")
     (tmp_path / "graders" / "stray.py").write_text("import ast\ndef f(s):\n    return ast.parse(s)\n")
-    assert parse_callers(tmp_path) == ["graders/parsing.py", "graders/stray.py"]
+    assert parse_callers(tmp_path) == ["graders/grader/parsing.py", "graders/stray.py"]
+
+
+# --- graders/: cut where trust ends ---------------------------------------------------------------
+
+# Each folder of graders/ and what it may import of graders/ (besides itself); the two top-level modules hold
+# facts every side may read (the course's layout, default paths). inside/ runs in the student's sandbox: it never
+# imports the grader, so nothing the sandbox runs can reach the code that decides points; boundary/ (the protocol
+# and the wire format) imports nothing of graders/ at all.
+GRADER_LAYERS = {
+    "boundary": set(),
+    "inside": {"boundary"},
+    "grader": {"inside", "boundary", "coursedir", "paths"},
+    "nbgrader": {"grader", "inside", "boundary", "coursedir", "paths"},
+    "check": {"grader", "inside", "boundary", "nbgrader", "coursedir", "paths"},
+    "coursedir": set(), "paths": set(),
+    "pipeline": {"grader", "inside", "boundary", "nbgrader", "coursedir", "paths"},
+}
+
+
+def grader_layer_breaks(raw: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Imports of ``graders.*`` modules that cross the cut the wrong way: ``{module: [targets]}``."""
+    bad = {}
+    for name, targets in raw.items():
+        if not name.startswith("graders.") or name == "graders.__init__":
+            continue
+        own = name.split(".")[1]
+        allowed = {own, *GRADER_LAYERS[own]}
+        wrong = sorted(t for t in targets if t.startswith("graders.") and t.split(".")[1] not in allowed)
+        if wrong:
+            bad[name] = wrong
+    return bad
+
+
+def test_graders_is_cut_into_the_five_folders_and_two_facts() -> None:
+    top = {p.name.removesuffix(".py") for p in (ROOT / "graders").iterdir()
+           if p.name != "__pycache__" and p.name != "__init__.py"}
+    assert top == set(GRADER_LAYERS)
+
+
+def test_each_side_of_graders_imports_only_what_its_trust_allows() -> None:
+    _, raw = project_graph()
+    assert grader_layer_breaks(raw) == {}
+
+
+def test_the_layer_rule_sees_the_sandbox_reaching_into_the_grader() -> None:
+    raw = {"graders.inside.job": {"graders.boundary.wire", "graders.grader.compare"},
+           "graders.boundary.wire": {"graders.coursedir"}, "graders.grader.grading": {"graders.inside.job"}}
+    assert grader_layer_breaks(raw) == {"graders.inside.job": ["graders.grader.compare"],
+                                        "graders.boundary.wire": ["graders.coursedir"]}
+
+
+def test_the_sandbox_imports_nothing_of_the_grader_even_lazily() -> None:
+    """Whatever a module of inside/ imports, at its top or in a function, stays inside/ or boundary/ (and the
+    standard library or installed packages): checked on every import statement of the tree, not only the top's."""
+    for path in sorted((ROOT / "graders" / "inside").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for target in names:
+                assert not target.startswith("graders.") or target.split(".")[1] in ("inside", "boundary"), \
+                    (path.name, target)
+                assert target.split(".")[0] != "labs", (path.name, target)

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from graders.sandbox.jail import unreadable_ancestor
+from graders.inside.jail import unreadable_ancestor
 
 
 def test_a_private_folder_on_the_way_is_named():

@@ -104,6 +104,7 @@ def test_answer_terms_are_strings_and_names_never_numbers():
 def test_checks_record_nothing_outside_a_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     answers = tmp_path / "answers.jsonl"
     monkeypatch.setenv(exercises.ANSWERS_FILE, str(answers))
+    monkeypatch.setattr("IPython.get_ipython", lambda: None)  # another test in this process may have made a shell
     exercises.check("outside IPython", ..., "float32", why="no shell: nothing to record")
     assert not answers.exists() and read_answers(answers) == {}
     assert execute.ANSWERS_FILE == exercises.ANSWERS_FILE

@@ -1,4 +1,4 @@
-"""Mutation testing (graders.mutants, graders.mutants_ledger, graders.mutants_run) without a sandbox:
+"""Mutation testing (graders.check.mutants, graders.check.mutants_ledger, graders.check.mutants_run) without a sandbox:
 each operator makes the mutant it should on a small function, ids stay put when the cell is edited
 elsewhere, the figures are judged as documented, and the committed results are current.
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import mutants_ledger as ledger
-from graders.mutants import Mutant, mutants_of, regions
+from graders.check import mutants_ledger as ledger
+from graders.check.mutants import Mutant, mutants_of, regions
 
 ROOT = Path(__file__).resolve().parent.parent
 CELL = '''def f(x, y, n=2):
@@ -179,13 +179,13 @@ def test_committed_results_are_current(lab: Path) -> None:
                              f"(first: {out_of_date[0]}): run make mutants MUTANT_CHAPTERS={lab.parent.name}")
     assert set(results) == {m.id for ex in found for m in ex.mutants}
     text = ledger.results_file(lab).read_text(encoding="utf-8")
-    assert ledger.dumps(json.loads(text)) == text, "not as graders.mutants_ledger writes it (one line per mutant)"
+    assert ledger.dumps(json.loads(text)) == text, "not as graders.check.mutants_ledger writes it (one line per mutant)"
     _, problems = ledger.score(found, results, ledger.read_equivalents(lab))
     assert not problems
 
 
 def test_the_report_shows_figures_survivor_diffs_and_failures() -> None:
-    from graders.mutants_run import LabMutants, report_lines
+    from graders.check.mutants_run import LabMutants, report_lines
 
     survivor = next(m for m in MUTANTS if m.id == "f/inplace/1.2.4/add_>add")
     ex = ledger.Exercise("f", CELL, ("test_f",), "h", tuple(MUTANTS))
@@ -201,7 +201,7 @@ def test_the_report_shows_figures_survivor_diffs_and_failures() -> None:
 def test_current_results_are_judged_without_a_sandbox(lab: Path, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`labs check --mutants` on current results: figures from the committed file, no pool started."""
-    from graders import mutants_run
+    from graders.check import mutants_run
 
     if ledger.stale(ledger.exercises(lab), ledger.read_results(lab)):
         pytest.skip("stale results: test_committed_results_are_current says so")
@@ -212,18 +212,21 @@ def test_current_results_are_judged_without_a_sandbox(lab: Path, tmp_path: Path,
 
 
 def test_a_probe_files_own_grader_imports_are_in_its_hash() -> None:
-    """graders.draws decides the inputs of the labs whose probes import it, and only theirs."""
-    assert ledger.probe_helpers("from graders.probing import probe\nfrom graders.rules import forbidden\n") == ""
-    with_draws = ledger.probe_helpers("import torch\nfrom graders.draws import examples\n")
-    assert with_draws.startswith("draws.py\n") and "def examples" in with_draws
-    assert ledger.probe_helpers("import graders.draws\n") == with_draws
+    """A graders module a probe file imports that is not a verdict file (every module of inside/, boundary/,
+    grader/) decides the inputs of the labs whose probes import it, and only theirs."""
+    verdict = ledger.verdict_files()
+    assert "inside/draws.py" in verdict and "check/mutants_verdict.py" in verdict and "pipeline.py" not in verdict
+    assert ledger.probe_helpers("from graders.inside.probing import probe\nfrom graders.inside.draws import examples\n") == ""
+    with_layout = ledger.probe_helpers("import torch\nfrom graders.coursedir import probes_file\n")
+    assert with_layout.startswith("coursedir.py\n") and "def probes_file" in with_layout
+    assert ledger.probe_helpers("import graders.coursedir\n") == with_layout
 
 
 def test_mutants_run_under_the_floor_or_a_multiple_of_the_slowest_control() -> None:
     """Labs 01-04 (controls of 1-3 CPU-s) keep the floor their verdicts were made under; a slow lab's
     mutants get room for its honest run, and a mutant that loops forever still ends."""
-    from graders.mutants_run import CONTROL_LIMITS, WALL_FACTOR, mutant_limits
-    from graders.mutants_verdict import LIMITS
+    from graders.check.mutants_run import CONTROL_LIMITS, WALL_FACTOR, mutant_limits
+    from graders.check.mutants_verdict import LIMITS
 
     assert mutant_limits(2.5, 9.0) == LIMITS
     slow = mutant_limits(21.2, 40.0)
@@ -235,7 +238,7 @@ def test_mutants_run_under_the_floor_or_a_multiple_of_the_slowest_control() -> N
 def test_a_pools_limits_are_set_for_a_block_and_put_back() -> None:
     from types import SimpleNamespace
 
-    from graders.mutants_run import CONTROL_LIMITS, limits_of, mutant_limits
+    from graders.check.mutants_run import CONTROL_LIMITS, limits_of, mutant_limits
 
     pool = SimpleNamespace(workers=[SimpleNamespace(limits=CONTROL_LIMITS) for _ in range(2)])
     slow = mutant_limits(30.0, 50.0)
@@ -247,7 +250,7 @@ def test_a_pools_limits_are_set_for_a_block_and_put_back() -> None:
 
 def test_results_are_saved_as_they_come() -> None:
     """A stopped run keeps every verdict saved so far: the recorder saves every SAVE_EVERY verdicts."""
-    from graders import mutants_run
+    from graders.check import mutants_run
 
     saves: list[int] = []
     results: dict[str, dict] = {}
@@ -258,7 +261,7 @@ def test_results_are_saved_as_they_come() -> None:
 
 
 def test_a_kill_by_the_probes_is_tried_under_the_next_salt_and_nothing_else_is() -> None:
-    from graders.mutants_verdict import needs_another_salt
+    from graders.check.mutants_verdict import needs_another_salt
 
     assert needs_another_salt({"verdict": "killed"})
     assert not needs_another_salt({"verdict": "killed", "note": "timeout"})  # a loop ends nowhere under any salt
@@ -267,7 +270,7 @@ def test_a_kill_by_the_probes_is_tried_under_the_next_salt_and_nothing_else_is()
 
 
 def test_a_mutant_that_survives_a_later_salt_survives() -> None:
-    from graders.mutants_verdict import verdict_over_salts
+    from graders.check.mutants_verdict import verdict_over_salts
 
     killed = {"verdict": "killed"}
     assert verdict_over_salts([killed, killed, killed]) == killed

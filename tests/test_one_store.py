@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from graders import salts
-from graders.results import Batch, CellGrade, NotebookGrade
+from graders.grader import salts
+from graders.grader.results import Batch, CellGrade, NotebookGrade
 from tests.conftest import FIXTURES, labs
 
 COURSE = FIXTURES / "course"
@@ -38,7 +38,7 @@ def _grade(student: str, chapter: str, scale: float, why: str = "") -> NotebookG
 
 def _run(root: Path, course: Path, chapter: str, grades: list[NotebookGrade], url: str = "") -> None:
     """What `labs grade` does after the sandboxes: gradebook, autograded copies, this run's log."""
-    from graders.grading import load_lab
+    from graders.grader.grading import load_lab
     from graders.pipeline import _gradebook_ready, keep_books, write_reports
 
     lab = load_lab(course / chapter / "lab_basic.ipynb")
@@ -81,7 +81,7 @@ def test_two_runs_of_two_chapters_both_reach_gradescope(graded: Path, tmp_path: 
 
 
 def test_a_manual_score_reaches_csv_gradescope_and_feedback(graded: Path, course: Path, tmp_path: Path) -> None:
-    from graders.nbgrader_course import open_gradebook
+    from graders.nbgrader.nbgrader_course import open_gradebook
 
     url = f"sqlite:///{graded / 'gradebook.db'}"
     with open_gradebook(url) as gradebook:
@@ -100,7 +100,7 @@ def test_a_manual_score_reaches_csv_gradescope_and_feedback(graded: Path, course
 
 
 def test_a_regrade_with_a_new_automatic_score_clears_a_stale_manual_one(course: Path, tmp_path: Path) -> None:
-    from graders.nbgrader_course import open_gradebook
+    from graders.nbgrader.nbgrader_course import open_gradebook
 
     root = tmp_path / "grading"
     root.mkdir()

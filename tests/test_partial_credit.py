@@ -3,8 +3,8 @@
 import nbformat
 import pytest
 
-from graders.compare import Verdict, compare, points_for
-from graders.probing import probe
+from graders.grader.compare import Verdict, compare, points_for
+from graders.inside.probing import probe
 
 
 def test_all_or_nothing_by_default():
@@ -43,7 +43,7 @@ def test_a_reference_the_grader_cannot_compare_is_a_broken_probe():
 def test_first_difference_names_the_case_the_key_path_and_both_values():
     import torch
 
-    from graders.compare import first_difference
+    from graders.grader.compare import first_difference
 
     want = [{"grads": [torch.zeros(2), torch.tensor([1.0, 2.0, 3.0])]}, {"grads": [1]}]
     got = [{"grads": [torch.zeros(2), torch.tensor([1.0, 2.5, 3.0])]}, {"grads": [1]}]
@@ -68,12 +68,12 @@ def test_the_verdict_details_the_first_differing_case_but_why_stays_as_students_
 
 
 def test_the_first_difference_reaches_the_instructor_report_not_the_student():
-    from graders.cells import Restored, TestCell
-    from graders.grading import Lab, score
-    from graders.probing import Probe
-    from graders.reports import gradescope_results
-    from graders.results import NotebookGrade
-    from graders.sandbox.worker import JobOutcome
+    from graders.grader.cells import Restored, TestCell
+    from graders.grader.grading import Lab, score
+    from graders.grader.results import NotebookGrade
+    from graders.grader.sandbox.worker import JobOutcome
+    from graders.inside.probing import Probe
+    from graders.nbgrader.reports import gradescope_results
 
     probe_of = Probe("test_x", lambda ns, draw: None)
     lab = Lab("ch", "lab_x", nbformat.v4.new_notebook(), "", "lab_x.py", {"test_x": probe_of},

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from graders.compare import compare
 from graders.coursedir import nbgrader_meta
-from graders.grading import Lab, load_lab
-from graders.probing import Draw, run_probe
+from graders.grader.compare import compare
+from graders.grader.grading import Lab, load_lab
+from graders.inside.probing import Draw, run_probe
 from tests.conftest import ROOT
 
 LAB_02 = ROOT / "course" / "02_tensors" / "lab_tensors.ipynb"
@@ -111,7 +111,7 @@ def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str,
     ``fixed`` cases, there for them, must tell them from the source on every salt (each matched the
     answer in about one grading run in 10^4 to 10^7 before).
 
-    The probe's Hypothesis examples (``graders.draws.examples``) are left out: they come before the fixed
+    The probe's Hypothesis examples (``graders.inside.draws.examples``) are left out: they come before the fixed
     cases, draw nothing from the salt's stream themselves, and cost most of a probe run (0.2 CPU-s for
     view_strides' 110 layouts). Without them the fixed cases are drawn from the same ranges, in
     milliseconds a salt."""
@@ -136,7 +136,7 @@ def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str,
 
 @contextmanager
 def _records_nothing(**rules: object) -> Iterator[SimpleNamespace]:
-    """A stand-in for ``graders.rules.forbidden`` that records nothing."""
+    """A stand-in for ``graders.inside.rules.forbidden`` that records nothing."""
     yield SimpleNamespace(violations=[], ops=[])
 
 

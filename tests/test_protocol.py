@@ -1,4 +1,4 @@
-"""graders.protocol: the typed messages between the grader and its sandboxes, on their own (no sandbox)."""
+"""graders.boundary.protocol: the typed messages between the grader and its sandboxes, on their own (no sandbox)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from graders.protocol import (
+from graders.boundary.protocol import (
     ASK_PROBES,
     KIND_ASK_PROBES,
     SUPERVISOR_STATUSES,
@@ -19,7 +19,7 @@ from graders.protocol import (
     Status,
     status_named,
 )
-from graders.sandbox.worker import JobOutcome, outcome_of
+from graders.grader.sandbox.worker import JobOutcome, outcome_of
 
 HONEST = {"kind": "done", "status": "ok", "seconds": 1.5, "cpu_seconds": 2, "max_rss_mb": 300,
           "output_tail": "out", "isolation": ["uid 64000"], "cells": {"t": {"ok": True, "error": ""}},
@@ -34,7 +34,7 @@ def test_a_status_is_the_string_reports_and_gradebooks_hold() -> None:
 
 
 def test_each_status_explains_itself_in_its_own_words() -> None:
-    """The line a gradebook shows for a status (graders.grading reads ``why``): one per status, none shared."""
+    """The line a gradebook shows for a status (graders.grader.grading reads ``why``): one per status, none shared."""
     whys = [s.why for s in Status]
     assert all(whys) and len(set(whys)) == len(whys)
     assert Status("cpu limit").why == "used more CPU time than the limit (all its processes together)"

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders.cells import exercise_tests
+from graders.grader.cells import exercise_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 LABS = sorted((ROOT / "course").glob("*/lab_*.ipynb"))

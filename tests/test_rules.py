@@ -1,4 +1,4 @@
-"""graders.rules: each spelling of a forbidden operation is caught where it runs; rule-abiding code is not."""
+"""graders.inside.rules: each spelling of a forbidden operation is caught where it runs; rule-abiding code is not."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils._python_dispatch import _disable_current_modes, _get_current_dispatch_mode_stack, _pop_mode
 from torch.utils.data import DistributedSampler
 
-from graders.rules import COLLECTIVES, POINT_TO_POINT, autograd_nodes, collective_methods, forbidden
+from graders.inside.rules import COLLECTIVES, POINT_TO_POINT, autograd_nodes, collective_methods, forbidden
 from labutils.launch import launch
 
 TRANSPOSES = ["aten.transpose", "aten.t", "aten.permute"]
@@ -372,7 +372,7 @@ def test_collectives_are_caught_on_real_ranks_and_point_to_point_is_not() -> Non
 def test_first_use_imports_no_compiler_stack() -> None:
     """A window's dispatch mode skips torch's dynamo-disable wrapper: no torch._dynamo/sympy import (2 s, 70 MiB)
     in every rank or job that opens its first window."""
-    code = ("import sys, torch\nfrom graders.rules import forbidden\n"
+    code = ("import sys, torch\nfrom graders.inside.rules import forbidden\n"
             "with forbidden(aten=['aten.t']) as seen:\n    torch.ones(2, 2).t()\n"
             "assert seen.violations == ['aten.t.default'], seen.violations\n"
             "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
@@ -402,11 +402,11 @@ def _dispatching() -> object:
     (torch.broadcast_shapes, ["torch"]),
 ], ids=["numpy-function", "numpy-norm", "partial", "singledispatch", "torch-function"])
 def test_a_graded_name_bound_to_a_library_function_escapes_no_modules_rule(graded: object, modules: list[str]) -> None:
-    """The probe runner calls what a graded name holds (graders.probing.outcome, through the contracts'
+    """The probe runner calls what a graded name holds (graders.inside.probing.outcome, through the contracts'
     namespace): a library function bound straight to the name is the submission's call, though the grader's
     package counts as library code. No vetting here: the hook alone."""
-    from graders.contracts import Record, Watched
-    from graders.probing import outcome
+    from graders.inside.contracts import Record, Watched
+    from graders.inside.probing import outcome
 
     ns = Watched({"graded": graded, "honest": _plain_broadcast}, Record())
     with forbidden(modules=modules) as seen:

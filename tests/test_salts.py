@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders.compare import compare
-from graders.probing import Draw, edges, load_probes, run_probe
+from graders.grader.compare import compare
+from graders.inside.probing import Draw, edges, load_probes, run_probe
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course" / "fx_basic"
 SALTS = range(1000)
@@ -69,7 +69,7 @@ def test_sizes_hold_the_edges_then_draws() -> None:
 
 
 def test_a_self_check_verdict_holds_only_under_every_salt() -> None:
-    from graders.selfcheck import Verdict, held_under_every_salt
+    from graders.check.selfcheck import Verdict, held_under_every_salt
 
     rounds = [[True, True, False], [True, False, True], [False, False, False]]  # per salt: each version ok?
     got = held_under_every_salt([[Verdict("lab", f"v{i}", "loses", [], ok, note="" if ok else f"failed {i}")
@@ -80,7 +80,7 @@ def test_a_self_check_verdict_holds_only_under_every_salt() -> None:
 
 
 def test_a_probe_is_described_by_its_docstrings_first_paragraph_on_one_line() -> None:
-    from graders.probing import Probe
+    from graders.inside.probing import Probe
 
     def wrapped(ns: dict, draw: Draw) -> None:
         """scale: values, in place or not,

@@ -8,15 +8,15 @@ import sys
 
 import pytest
 
-from graders.job import SAFE_ENVIRONMENT, Cell, Job
-from graders.sandbox.jail import Limits
-from graders.sandbox.worker import Worker, isolation_warning, job_env
+from graders.grader.sandbox.worker import Worker, isolation_warning, job_env
+from graders.inside.jail import Limits
+from graders.inside.job import SAFE_ENVIRONMENT, Cell, Job
 from tests.conftest import ROOT
 from tests.test_grade_attacks import ATTACKS
 
 pytestmark = [pytest.mark.grading, pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")]
 
-PROBE = "from graders.probing import probe\n@probe('evidence')\ndef evidence(ns, draw):\n    '''evidence'''\n    return ns['evidence']\n"
+PROBE = "from graders.inside.probing import probe\n@probe('evidence')\ndef evidence(ns, draw):\n    '''evidence'''\n    return ns['evidence']\n"
 SPY = '''
 import os, socket
 evidence = {}
@@ -224,13 +224,13 @@ def test_a_zygote_warmed_by_an_onnx_export_still_forks_its_jobs(tmp_path) -> Non
 def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(tmp_path, monkeypatch: pytest.MonkeyPatch):
     """labs grade asked for a sandbox: if bwrap is missing and the job's uid could not read Python, the job
     does not run (as the grader's uid it could read the gradebook); labs check --no-sandbox may go on."""
-    import graders.sandbox.worker as worker_module
-    from graders.sandbox import jail
+    import graders.grader.sandbox.worker as worker_module
+    from graders.inside import jail
 
     if os.getuid() != 0 or not jail.unreadable_ancestor(sys.base_prefix):
         pytest.skip("only where the grader is root and Python sits in a private folder (this VM: /root/.pyenv)")
     monkeypatch.setattr(worker_module.shutil, "which", lambda name: None)  # as on a machine without bwrap
-    job = Job([Cell("c", "import os\nevidence = os.getuid()\n")], "from graders.probing import probe\n"
+    job = Job([Cell("c", "import os\nevidence = os.getuid()\n")], "from graders.inside.probing import probe\n"
               "@probe('evidence')\ndef e(ns, draw):\n    return ns['evidence']\n", "spy.py", salt=1)
     for requested, runs in ((True, False), (False, True)):
         worker = Worker(0, Limits(wall_seconds=60), threads=1, use_bwrap=requested, log=tmp_path / f"w{requested}.log")
@@ -250,7 +250,7 @@ def test_a_supervisor_that_never_answers_costs_the_grader_its_wall_limit_not_for
 
     import psutil
 
-    from graders.sandbox import watchdog
+    from graders.grader.sandbox import watchdog
 
     monkeypatch.setattr(watchdog, "WALL_GRACE", 1.0)
     worker = Worker(0, Limits(wall_seconds=5), threads=1, log=tmp_path / "worker.log")

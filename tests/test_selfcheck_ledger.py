@@ -1,4 +1,4 @@
-"""The self-check's committed verdicts (graders.selfcheck_ledger): current for every lab, every one held, and
+"""The self-check's committed verdicts (graders.check.selfcheck_ledger): current for every lab, every one held, and
 stale the moment anything a verdict depends on changes. `make selfcheck` (in .ci/run) grades them again."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from graders import paths
-from graders import selfcheck_ledger as ledger
-from graders.cells import exercise_tests
+from graders.check import selfcheck_ledger as ledger
+from graders.check.selfcheck import SolutionFolders, Standard, Verdict, shortfalls, stray_solution_files
 from graders.coursedir import labs_in, solution_files
-from graders.grading import load_lab
-from graders.selfcheck import SolutionFolders, Standard, Verdict, shortfalls, stray_solution_files
+from graders.grader.cells import exercise_tests
+from graders.grader.grading import load_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = SolutionFolders.found(ROOT / paths.WRONG_SOLUTIONS, ROOT / paths.RIGHT_SOLUTIONS)
@@ -34,7 +34,7 @@ def test_committed_verdicts_are_current_and_every_one_held(lab_path: Path) -> No
     failed = [f"{name}: {entry.note}" for name, entry in recorded.items() if not entry.ok]
     assert not failed, f"the self-check failed for {len(failed)} version(s), first: {failed[0]}"
     text = ledger.results_file(lab_path).read_text(encoding="utf-8")
-    assert ledger.dumps(json.loads(text)["lab"], recorded) == text, "not as graders.selfcheck_ledger writes it"
+    assert ledger.dumps(json.loads(text)["lab"], recorded) == text, "not as graders.check.selfcheck_ledger writes it"
 
 
 @pytest.mark.parametrize("chapter", sorted({p.parent for p in LABS}), ids=lambda p: p.name)

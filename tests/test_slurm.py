@@ -32,7 +32,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders.sandbox.cgroups import scheduler_group
+from graders.grader.sandbox.cgroups import scheduler_group
 from tests.conftest import BIN, FIXTURES, ROOT, labs, labs_env
 from tests.requires import unavailable
 from tests.test_grade_attacks import ATTACKS, LAB, _attack
@@ -147,7 +147,7 @@ def wait_for(job: str, seconds: float = WAIT) -> dict[str, dict[str, str]]:
 
 def totals(url: str) -> dict[str, list[float]]:
     """Each student's total per notebook row of the gradebook (what labs export writes; two would be a duplicate)."""
-    from graders.reports import gradebook_rows
+    from graders.nbgrader.reports import gradebook_rows
 
     found: dict[str, list[float]] = {}
     for row in gradebook_rows(url):

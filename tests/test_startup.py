@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT, labs_env
 
-GRADE_READERS = ("labs.cli", "graders.results", "graders.gradebook", "graders.reports", "graders.feedback",
+GRADE_READERS = ("labs.cli", "graders.grader.results", "graders.nbgrader.gradebook", "graders.nbgrader.reports", "graders.nbgrader.feedback",
                  "graders.coursedir")
 
 

@@ -1,10 +1,10 @@
-"""Tolerances per comparison (graders.compare): float64 work is held to float64, tails relatively."""
+"""Tolerances per comparison (graders.grader.compare): float64 work is held to float64, tails relatively."""
 
 from __future__ import annotations
 
 import torch
 
-from graders.compare import compare
+from graders.grader.compare import compare
 
 
 def test_float64_results_accumulated_in_float32_differ() -> None:

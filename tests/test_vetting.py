@@ -1,4 +1,4 @@
-"""The policy for graded code (graders.vetting): what a reader of the grader would write to reach the
+"""The policy for graded code (graders.grader.vetting): what a reader of the grader would write to reach the
 recorders or the probes is refused by its line, and every correct solution the course knows is not."""
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from concurrent.futures import ThreadPoolExecutor
 import nbformat
 import pytest
 
-from graders.cells import restore, top_level_names
 from graders.coursedir import nbgrader_meta
-from graders.parsing import MAX_BRACES, MAX_CELL_BYTES, _read_within_bounds
-from graders.vetting import imported_names, stated_rule_breaks, vet
+from graders.grader.cells import restore, top_level_names
+from graders.grader.parsing import MAX_BRACES, MAX_CELL_BYTES, _read_within_bounds
+from graders.grader.vetting import imported_names, stated_rule_breaks, vet
 from tests.conftest import FIXTURES, ROOT
 
 MODULES = {"torch", "np", "F", "nn", "dist"}
 # One spelling per way in; each must be refused (the line that holds it named).
 REACHES = {
-    "patch the recorder module": "import graders.rules as rules\nrules.forbidden = None",
-    "reach it through sys.modules": "import torch\nrecorder = torch.sys.modules['graders.rules']",
+    "patch the recorder module": "import graders.inside.rules as rules\nrules.forbidden = None",
+    "reach it through sys.modules": "import torch\nrecorder = torch.sys.modules['graders.inside.rules']",
     "through a computed name": "probe = getattr(torch, 'sy' + 's')",
     "swap a function's code": "def scale(t, f):\n    scale.__code__ = (lambda t, f: t).__code__",
     "patch a class attribute": "T = torch.Tensor\nT.transpose = lambda *a: None",
@@ -274,7 +274,7 @@ def test_a_lab_that_uses_a_denied_module_allows_it_there_only() -> None:
 def test_a_library_function_bound_to_a_graded_name_breaks_the_stated_rule() -> None:
     """``broadcast_shape = numpy.broadcast_shapes`` is refused by lab 02's rule before it runs (and seen by the
     rule window where it runs: tests/test_rules.py)."""
-    from graders.grading import load_lab
+    from graders.grader.grading import load_lab
 
     forbid = load_lab(ROOT / "course" / "02_tensors" / "lab_tensors.ipynb").probes["test_broadcast_shape"].forbid
     for spelling in ("broadcast_shape = numpy.broadcast_shapes", "broadcast_shape = np.broadcast_shapes",
@@ -328,7 +328,7 @@ def test_the_slowest_cell_within_the_bounds_parses_quickly(shape: str) -> None:
 
 
 def test_an_accepted_cell_is_parsed_once() -> None:
-    """The vetting's tree is the one the names it binds are read from (graders.cells.top_level_names)."""
+    """The vetting's tree is the one the names it binds are read from (graders.grader.cells.top_level_names)."""
     cell = "def helper_once(a):\n    return a + 1\n"
     _read_within_bounds.cache_clear()
     assert vet(cell, MODULES) == []
@@ -382,7 +382,7 @@ def test_the_vetting_imports_no_module_a_cell_names() -> None:
              "onnxruntime.tools.symbolic_shape_infer", "torch.nn.utils.prune"]
     script = (
         "import json, sys\n"
-        "from graders.vetting import vet\n"
+        "from graders.grader.vetting import vet\n"
         "cells = ['import torch.backends.xeon.run_cpu', 'from torch.utils.hipify import hipify_python',\n"
         "         'import onnxruntime.tools.symbolic_shape_infer', 'p = torch.nn.utils.prune.l1_unstructured']\n"
         "refused = [bool(vet(c, ['torch'])) for c in cells]\n"
@@ -476,12 +476,12 @@ def test_a_parse_that_meets_the_threaded_parser_error_is_repeated(monkeypatch: p
 
 
 def test_the_grader_never_parses_in_two_threads_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Grading threads share one parser: graders.parsing lets one thread in at a time."""
+    """Grading threads share one parser: graders.grader.parsing lets one thread in at a time."""
     import ast
     import threading
     import time
 
-    from graders.parsing import parsed
+    from graders.grader.parsing import parsed
 
     inside, most, parse = [0], [0], ast.parse
 

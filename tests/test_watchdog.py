@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from graders.protocol import Status
-from graders.sandbox.watchdog import Budget, Watchdog
+from graders.boundary.protocol import Status
+from graders.grader.sandbox.watchdog import Budget, Watchdog
 
 
 def _watch(budget: Budget, usage: tuple[float, int]) -> Status | None:

@@ -1,6 +1,6 @@
-"""graders.wire: the decoder of what comes out of a sandbox, tested as the hostile-input parser it is.
+"""graders.boundary.wire: the decoder of what comes out of a sandbox, tested as the hostile-input parser it is.
 
-Every malformed message of the table is a :class:`graders.wire.WireError`; the fuzz tests (Hypothesis,
+Every malformed message of the table is a :class:`graders.boundary.wire.WireError`; the fuzz tests (Hypothesis,
 derandomised) hand it random bytes, honest messages cut or with a byte changed, and documents built
 from any JSON, and check that nothing else escapes it and that what it returns is within its budget.
 """
@@ -16,8 +16,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from graders import wire
-from graders.probing import to_plain
+from graders.boundary import wire
+from graders.inside.probing import to_plain
 
 FUZZ = settings(max_examples=200, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -104,7 +104,7 @@ def test_a_message_over_its_budget_is_a_wire_error(budget: wire.Budget, data: by
 
 
 def test_the_limits_are_the_wires_own() -> None:
-    """The probes cut strings and mark dtypes by these very limits (graders.probing)."""
+    """The probes cut strings and mark dtypes by these very limits (graders.inside.probing)."""
     assert wire.Budget().max_string == wire.MAX_STRING
     assert set(wire.DTYPES.values()) == set(wire.PLAIN_DTYPES)
     assert all(wire.DTYPES[str(d).removeprefix("torch.")] is d for d in wire.PLAIN_DTYPES)

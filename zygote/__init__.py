@@ -2,7 +2,7 @@
 
 One core, standard library only, serves the three places that fork from a warm process: the kernels
 of ``labs run`` (:mod:`labs.run.forked`), the ranks of ``labutils.launch`` and the grading sandbox's
-jobs (:mod:`graders.sandbox.zygote`).
+jobs (:mod:`graders.inside.zygote`).
 
 - :mod:`zygote.frames`: the wire format (length-prefixed frames holding JSON messages);
 - :mod:`zygote.server`: preload, the fork-safety check, the one ``os.fork`` call, the reaper and the

@@ -19,13 +19,13 @@ import os
 import sys
 from pathlib import Path
 
-from graders.nbgrader_course import COURSE_ID
+from graders.nbgrader.nbgrader_course import COURSE_ID
 from labs.hub.kernel import kernel_spec
 from labs.hub.plan import CHECKOUT, HubPlan
 from labs.hub.walls import under_private
 from labs.lab import STUDENT_DISABLED_PLUGINS, STUDENT_SERVER_EXTENSIONS
 
-OWNED_COLLECT = "graders.exchange.OwnedCollect"
+OWNED_COLLECT = "graders.nbgrader.exchange.OwnedCollect"
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
 INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
 # A student's pages may be framed by nothing (a page another student serves under the hub's origin included).

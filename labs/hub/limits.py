@@ -1,5 +1,5 @@
 """Per-student limits: one control group per student holding every process of theirs (server, kernels,
-terminals), with `graders.sandbox.cgroups`' :class:`~graders.sandbox.cgroups.Group` (v1 or v2).
+terminals), with `graders.grader.sandbox.cgroups`' :class:`~graders.grader.sandbox.cgroups.Group` (v1 or v2).
 
 - memory: ``memory.limit_in_bytes`` (v1) / ``memory.max`` (v2); over it the kernel's OOM killer stops the
   biggest process of the group, the student's own kernel that allocated it, and their server restarts it
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.sandbox.cgroups import ROOT, Group, own_group
+from graders.grader.sandbox.cgroups import ROOT, Group, own_group
 from labs.hub.plan import Limits
 
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")

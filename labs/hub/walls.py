@@ -7,7 +7,7 @@ other cache at a predictable temp path) before them, nor read what their kernels
 is memory, charged to the person's memory cgroup (:mod:`labs.hub.limits`): a student who fills it gets ENOSPC,
 and no one else's disk or memory is touched. Folders the server needs that live under one of those paths (a
 class made under /tmp: its homes, the venv) are bound back into the new one, as the grading sandbox does
-(:func:`graders.sandbox.jail.fresh_tmp`).
+(:func:`graders.inside.jail.fresh_tmp`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import resource
 import subprocess
 
-from graders.sandbox import jail
+from graders.inside import jail
 
 PRIVATE = ("/tmp", "/var/tmp", "/dev/shm")  # each a tmpfs of the server's own
 

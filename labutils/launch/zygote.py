@@ -75,7 +75,7 @@ def fork_zygote_here(env: dict[str, str]) -> bool:
     """Fork the zygote from this process now, if that is safe; whether it runs.
 
     For a process that is itself a fresh fork of a warm one, before any code of its own ran (a grading
-    job before its first cell, :mod:`graders.sandbox.zygote`): ranks then cost no interpreter start-up.
+    job before its first cell, :mod:`graders.inside.zygote`): ranks then cost no interpreter start-up.
     Where this process may not fork (threads, CUDA) nothing happens: the first launch starts one cold.
     """
     with _Factory.lock:

@@ -14,9 +14,9 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from graders.draws import examples
-from graders.probing import Draw, Namespace, outcome, probe
-from graders.rules import forbidden
+from graders.inside.draws import examples
+from graders.inside.probing import Draw, Namespace, outcome, probe
+from graders.inside.rules import forbidden
 
 # "Use only calls to f": every reverse-mode path (backward, autograd.grad, torch.func.grad, the
 # engine itself) runs the engine; forward mode makes dual tensors; gradcheck has a numerical Jacobian.

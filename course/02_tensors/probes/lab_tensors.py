@@ -12,11 +12,11 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from graders.draws import examples
-from graders.probing import Draw, Namespace, outcome, probe
-from graders.rules import autograd_nodes, forbidden
+from graders.inside.draws import examples
+from graders.inside.probing import Draw, Namespace, outcome, probe
+from graders.inside.rules import autograd_nodes, forbidden
 
-# The rules of exercises 3 to 5, checked on the operations the student's function runs (graders.rules):
+# The rules of exercises 3 to 5, checked on the operations the student's function runs (graders.inside.rules):
 # however a transpose is spelled (t.mT, t.T, torch.ops.aten.transpose.int, T.swapaxes ...), it
 # executes one of these ATen ops, which the reference never does.
 TRANSPOSE_OPS = ["aten.transpose", "aten.transpose_", "aten.t", "aten.t_", "aten.permute", "aten.movedim",
@@ -35,7 +35,7 @@ MEMORY_CALLS = {
     "numpy.lib.stride_tricks.as_strided": np.lib.stride_tricks.as_strided,
     "numpy.lib.stride_tricks.sliding_window_view": np.lib.stride_tricks.sliding_window_view,
 }
-# The same rules, read from the solution's source before it runs (graders.vetting): any spelling the
+# The same rules, read from the solution's source before it runs (graders.grader.vetting): any spelling the
 # recorders above see as an op is also refused by name where it is written.
 MEMORY_NAMES = ("set_", "stride_tricks", "sliding_window_view", "from_numpy", "as_tensor", "asarray", "frombuffer",
                 "from_dlpack", "library")

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from graders.probing import Draw, Namespace, outcome, probe
+from graders.inside.probing import Draw, Namespace, outcome, probe
 
 
 def _small_mlp(draw: Draw, n_in: int, n_out: int, dropout: float) -> nn.Sequential:

@@ -25,8 +25,8 @@ from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DistributedSampler
 
-from graders.probing import Draw, Namespace, outcome, probe
-from graders.rules import COLLECTIVES, POINT_TO_POINT, collective_methods, forbidden, methods
+from graders.inside.probing import Draw, Namespace, outcome, probe
+from graders.inside.rules import COLLECTIVES, POINT_TO_POINT, collective_methods, forbidden, methods
 from labutils import digits
 from labutils.digits import DigitsCNN
 from labutils.launch import launch
@@ -124,7 +124,7 @@ def digits_ranks(cases: list) -> list:
 
 
 
-# The rings' rule read from the source before it runs (graders.vetting), beside the recorder's: no
+# The rings' rule read from the source before it runs (graders.grader.vetting), beside the recorder's: no
 # collective by name, no functional collectives, no store or process-group side channel. (The ranks
 # run the student's function in other processes: probes that launch them get it unwatched.)
 RING_FORBIDS = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",

@@ -18,8 +18,8 @@ import onnxruntime
 import torch
 import torch._dynamo
 
-from graders.probing import Draw, Namespace, outcome, probe
-from graders.rules import forbidden
+from graders.inside.probing import Draw, Namespace, outcome, probe
+from graders.inside.rules import forbidden
 from labutils import digits
 
 # "Run the ONNX file in onnxruntime": its session's run methods (deploy.ort_run calls Session.run).

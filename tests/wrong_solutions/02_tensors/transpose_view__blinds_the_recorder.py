@@ -1,4 +1,4 @@
-import graders.rules as rules
+import graders.inside.rules as rules
 from contextlib import contextmanager
 
 
