@@ -108,7 +108,3 @@ def without_solutions(source: str, replacement: str = "raise NotImplementedError
     """``source`` with each solution region replaced the way nbgrader's release does it."""
     return SOLUTION_REGION.sub(lambda m: f"{m.group(1)}{replacement}", source)
 
-
-def db_url_for(root: Path, db: str | None) -> str:
-    """The gradebook URL: ``--db`` or SQLite under the course root."""
-    return db or f"sqlite:///{root.resolve() / 'gradebook.db'}"

@@ -20,12 +20,12 @@ import nbformat
 
 from graders import coursedir
 from graders import paths as defaults
-from graders.coursedir import db_url_for
 from graders.grader.results import Batch, NotebookGrade
 from graders.grader.salts import chapter_salt, salts_folder
 from graders.grader.sandbox.pool import modules_imported_by, start_sandboxes
 from graders.grader.submissions import Collected, Submission, collect, unpack
 from graders.inside.jail import Limits
+from graders.nbgrader.course_root import CourseRoot
 
 if TYPE_CHECKING:
     from graders.grader.grading import Lab
@@ -55,12 +55,16 @@ class GradeRequest:
     salts: Path | None = None  # the class's salts (graders.grader.salts): default <root>/salts
 
     @property
+    def grading_root(self) -> CourseRoot:
+        return CourseRoot(self.root, self.db)
+
+    @property
     def db_url(self) -> str:
-        return db_url_for(self.root, self.db)
+        return self.grading_root.db_url
 
     @property
     def report_dir(self) -> Path:
-        return self.report or self.root / "reports"
+        return self.report or self.grading_root.reports
 
     @property
     def salts_dir(self) -> Path:

@@ -221,9 +221,9 @@ def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
     proc = labs("grade", str(work / "submitted"), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
                 "--root", str(work / "one-machine"), "--jobs", "2")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    from graders.coursedir import db_url_for
+    from graders.nbgrader.course_root import CourseRoot
 
-    one = {student: scores[0] for student, scores in totals(db_url_for(work / "one-machine", None)).items()}
+    one = {student: scores[0] for student, scores in totals(CourseRoot(work / "one-machine").db_url).items()}
     cluster = {student: scores[0] for student, scores in totals(class_on_cluster["url"]).items()}
     assert cluster == one == class_on_cluster["expected"]
     proc = labs("export", "--format", "csv", "--db", class_on_cluster["url"], "--out", str(work / "grades.csv"))

@@ -53,6 +53,7 @@ from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.utils import parse_utc
 
 from graders.nbgrader import nbgrader_course as course
+from graders.nbgrader.course_root import CourseRoot
 
 SUBMISSION_FILES = ["timestamp.txt", "submission_secret.txt"]
 STUDENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$")  # never ".", "..", nor a path
@@ -381,7 +382,7 @@ def collect(root: Path, chapter: str, exchange: Path, labs: list[str], check_own
         collector.start()
     except ExchangeError as err:
         raise RuntimeError(f"collect {chapter}: {err}") from None
-    submitted = root / "submitted"
+    submitted = CourseRoot(root).submitted
     folders = {p.parent.name: p for p in sorted(submitted.glob(f"*/{chapter}")) if p.is_dir()}
     return Collected(folders, dict(collector.refused))
 
@@ -389,8 +390,9 @@ def collect(root: Path, chapter: str, exchange: Path, labs: list[str], check_own
 def release_feedback(root: Path, chapter: str, exchange: Path) -> list[str]:
     """Release every rendered feedback of ``chapter`` to the exchange; returns the students it was released to."""
     students = []
-    for folder in sorted((root / "feedback").glob(f"*/{chapter}")):
-        submission = root / "submitted" / folder.parent.name / chapter
+    grading = CourseRoot(root)
+    for folder in sorted(grading.feedback.glob(f"*/{chapter}")):
+        submission = grading.submitted / folder.parent.name / chapter
         if not all((submission / name).is_file() for name in SUBMISSION_FILES):
             continue  # not collected from the exchange (graded from a folder or a zip): nothing to hand back
         for name in SUBMISSION_FILES:

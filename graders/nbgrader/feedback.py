@@ -27,6 +27,7 @@ from graders.grader.cells import TestCell
 from graders.grader.results import CellGrade, NotebookGrade
 from graders.grader.submissions import plain
 from graders.nbgrader import nbgrader_course as course
+from graders.nbgrader.course_root import CourseRoot
 from graders.nbgrader.gradebook import reason
 from graders.nbgrader.reports import MANUAL, student_view
 
@@ -157,9 +158,9 @@ def html_block(markup: str, sanitizer: SanitizeHTML) -> str:
 
 def write_autograded(root: Path, lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> Path:
     """Save the feedback notebook where nbgrader's generate_feedback looks for it (whole or not at all)."""
-    folder = root / "autograded" / grade.student / grade.chapter
+    path = CourseRoot(root).autograded_notebook(grade.student, grade.chapter, grade.notebook)
+    folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{grade.notebook}.ipynb"
     partial = folder / f".{grade.notebook}.ipynb.partial"  # nbgrader ignores dot files
     try:
         nbformat.write(feedback_notebook(lab, grade, submitted), partial)
@@ -171,7 +172,7 @@ def write_autograded(root: Path, lab: Lab, grade: NotebookGrade, submitted: nbfo
 
 def remove_autograded(root: Path, grade: NotebookGrade) -> None:
     """Remove a notebook's autograded copy, so no stale feedback is rendered from it."""
-    (root / "autograded" / grade.student / grade.chapter / f"{grade.notebook}.ipynb").unlink(missing_ok=True)
+    CourseRoot(root).autograded_notebook(grade.student, grade.chapter, grade.notebook).unlink(missing_ok=True)
 
 
 def manual_cells(db_url: str, chapter: str) -> dict[tuple[str, str], set[str]]:
@@ -189,7 +190,7 @@ def manual_cells(db_url: str, chapter: str) -> dict[tuple[str, str], set[str]]:
 def mark_manual_scores(root: Path, chapter: str, student: str, manual: dict[tuple[str, str], set[str]]) -> None:
     """Say, under each test cell of the student's autograded notebooks, when its score was set by hand (the
     automatic reason kept after it), so the text beside nbgrader's score never contradicts it."""
-    for path in sorted((root / "autograded" / student / chapter).glob("*.ipynb")):
+    for path in sorted((CourseRoot(root).autograded / student / chapter).glob("*.ipynb")):
         marked = manual.get((student, path.stem), set())
         nb = nbformat.read(path, as_version=4)
         changed = False
@@ -209,7 +210,7 @@ def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None
     """nbgrader's feedback HTML for autograded submissions of ``chapter``, one student at a time;
     returns the files and a ``grader error: ...`` line per student whose feedback failed."""
     api = course.api(root, db_url)
-    students = [student] if student else sorted(p.name for p in (root / "autograded").iterdir()
+    students = [student] if student else sorted(p.name for p in CourseRoot(root).autograded.iterdir()
                                                    if (p / chapter).is_dir())
     files, errors = [], []
     manual = manual_cells(db_url, chapter)
@@ -220,7 +221,7 @@ def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None
         except Exception as err:  # noqa: BLE001 - one student's feedback failing leaves the others rendered
             errors.append(f"grader error: feedback for {plain(name)}/{chapter} failed ({reason(err)})")
             continue
-        files += sorted((root / "feedback" / name / chapter).glob("*.html"))
+        files += sorted((CourseRoot(root).feedback / name / chapter).glob("*.html"))
     return files, errors
 
 
@@ -231,9 +232,9 @@ class FeedbackError(RuntimeError):
 def feedback_for_chapters(root: Path, db_url: str, chapters: list[str], student: str | None = None
                           ) -> tuple[list[Path], list[str]]:
     """:func:`generate_feedback` for each chapter that has autograded submissions; files and error lines."""
-    graded = [c for c in chapters if (root / "autograded").is_dir() and any((root / "autograded").glob(f"*/{c}"))]
+    graded = [c for c in chapters if CourseRoot(root).graded(c)]
     if not graded:
-        raise FeedbackError(f"{root / 'autograded'}: nothing graded yet (run labs grade first)")
+        raise FeedbackError(f"{CourseRoot(root).autograded}: nothing graded yet (run labs grade first)")
     files: list[Path] = []
     errors: list[str] = []
     for chapter in graded:
@@ -245,13 +246,6 @@ def feedback_for_chapters(root: Path, db_url: str, chapters: list[str], student:
     return files, errors
 
 
-def shard_roots(root: Path) -> list[Path]:
-    """``root`` and the grading roots of its shards: its subfolders holding autograded notebooks (a class
-    graded in shards, ``labs grade --shard i/N --root ROOT/shard-i``, each into the one shared gradebook)."""
-    shards = sorted(p for p in root.iterdir() if p.is_dir() and (p / "autograded").is_dir()) if root.is_dir() else []
-    return [root, *shards]
-
-
 def feedback_for_class(root: Path, db_url: str, chapters: list[str], student: str | None = None
                        ) -> tuple[list[Path], list[str]]:
     """:func:`feedback_for_chapters` for ``root`` and each of its shards' roots, every page gathered under
@@ -259,7 +253,7 @@ def feedback_for_class(root: Path, db_url: str, chapters: list[str], student: st
     files: list[Path] = []
     errors: list[str] = []
     graded_somewhere = False
-    for shard in shard_roots(root):
+    for shard in (s.path for s in CourseRoot(root).shards()):
         try:
             done, failed = feedback_for_chapters(shard, db_url, chapters, student)
         except FeedbackError:
@@ -268,13 +262,13 @@ def feedback_for_class(root: Path, db_url: str, chapters: list[str], student: st
         errors += failed
         files += done if shard == root else [_gathered(shard, root, page) for page in done]
     if not graded_somewhere:
-        raise FeedbackError(f"{root / 'autograded'}: nothing graded yet (run labs grade first)")
+        raise FeedbackError(f"{CourseRoot(root).autograded}: nothing graded yet (run labs grade first)")
     return files, errors
 
 
 def _gathered(shard: Path, root: Path, page: Path) -> Path:
     """A shard's feedback page copied to the same place under ``root/feedback``."""
-    target = root / "feedback" / page.relative_to(shard / "feedback")
+    target = CourseRoot(root).feedback / page.relative_to(CourseRoot(shard).feedback)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(page.read_bytes())
     return target

@@ -14,6 +14,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from graders.grader.results import NotebookGrade
 from graders.grader.submissions import plain
 from graders.nbgrader import nbgrader_course as course
+from graders.nbgrader.course_root import CourseRoot
 
 if TYPE_CHECKING:
     from graders.grader.grading import Lab
@@ -22,10 +23,8 @@ if TYPE_CHECKING:
 def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
     """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
     api = course.api(root, db_url)
-    (root / "nbgrader_config.py").write_text(  # nbgrader's own tools (formgrader, nbgrader db) work here too
-        f"c = get_config()  # noqa\nc.CourseDirectory.root = {str(root)!r}\n"
-        f"c.CourseDirectory.course_id = {course.COURSE_ID!r}\nc.CourseDirectory.db_url = {db_url!r}\n",
-        encoding="utf-8")
+    grading = CourseRoot(root, db_url)
+    grading.config_file.write_text(grading.config_text(), encoding="utf-8")  # nbgrader's own tools work here too
     with course.open_gradebook(db_url) as gradebook:
         known = {a.name: {n.name for n in a.notebooks} for a in gradebook.assignments}
     for chapter, paths in lab_paths.items():

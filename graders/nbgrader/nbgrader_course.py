@@ -21,9 +21,9 @@ from nbgrader.dbutil import ALEMBIC_DIR
 from nbgrader.preprocessors import GetGrades
 from traitlets.config import Config
 
+from graders.nbgrader.course_root import COURSE_ID, CourseRoot
 from graders.paths import ensure_tools_on_path
 
-COURSE_ID = "pytorch-labs"  # PostgreSQL enforces the gradebook's course foreign key; SQLite did not
 SAFE_TAGS = ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
              "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup",
              "table", "tbody", "td", "th", "thead", "tr", "ul"]
@@ -56,14 +56,9 @@ def stamp_gradebooks_in_process() -> None:
 def nbgrader_config(root: Path, db_url: str | None = None, cell_timeout: int = 300) -> Config:
     """nbgrader configuration for a course rooted at ``root`` (``source/`` holds the chapters)."""
     stamp_gradebooks_in_process()
-    config = Config()
-    config.CourseDirectory.root = str(root)
-    config.CourseDirectory.course_id = COURSE_ID
-    config.CourseDirectory.db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
-    config.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+    config = Config(CourseRoot(root, db_url).config_values())
     config.ExecutePreprocessor.timeout = cell_timeout
     config.Execute.timeout = cell_timeout
-    config.Exchange.root = str(root / "exchange")
     config.GenerateFeedback.preprocessors = [GetGrades, SanitizeHTML, CSSHTMLHeaderPreprocessor]
     config.SanitizeHTML.update(sanitizer_settings())
     config.SanitizeHTML.enabled = True  # nbconvert preprocessors are off unless enabled
@@ -98,7 +93,7 @@ def api(root: Path, db_url: str | None = None) -> NbGraderAPI:
 
 def stage_source(root: Path, chapter: str, notebooks: list[Path]) -> Path:
     """Copy ``notebooks`` of ``chapter`` into ``root/source/chapter`` (fresh) and return that folder."""
-    target = root / "source" / chapter
+    target = CourseRoot(root).source / chapter
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for notebook in notebooks:

@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from graders.nbgrader.nbgrader_course import COURSE_ID
+from graders.nbgrader.course_root import COURSE_ID, CourseRoot
 from labs.hub.kernel import kernel_spec
 from labs.hub.plan import CHECKOUT, HubPlan
 from labs.hub.walls import under_private
@@ -43,15 +43,14 @@ KEEP_ENV = ["CONDA_DEFAULT_ENV", "CONDA_ROOT", "JUPYTERHUB_SINGLEUSER_APP", "LAN
 def nbgrader_config_text(plan: HubPlan, user: str) -> str:
     """The user's nbgrader_config.py: the course and exchange; the instructor's course root; under ``--demo`` a
     student's id (one unix user for all)."""
+    if plan.role(user) == "instructor":
+        text = CourseRoot(plan.grading).config_text(exchange=plan.exchange, header="written by labs hub")
+        return text + ("# formgrader's Collect as `labs collect`: no link followed, each submission its student's own\n"
+                       f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}\n")
     lines = ["c = get_config()  # noqa  (written by labs hub)",
              f"c.CourseDirectory.course_id = {COURSE_ID!r}",
              f"c.Exchange.root = {str(plan.exchange)!r}"]
-    if plan.role(user) == "instructor":
-        db_url = f"sqlite:///{plan.grading / 'gradebook.db'}"
-        lines += [f"c.CourseDirectory.root = {str(plan.grading)!r}", f"c.CourseDirectory.db_url = {db_url!r}",
-                  "# formgrader's Collect as `labs collect`: no link followed, each submission its student's own",
-                  f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}"]
-    elif plan.demo:
+    if plan.demo:
         lines.append(f"c.CourseDirectory.student_id = {user!r}  # --demo: one unix user for all, name the student")
     return "\n".join(lines) + "\n"
 

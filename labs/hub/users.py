@@ -37,7 +37,7 @@ from pathlib import Path
 
 import psutil
 
-from graders.nbgrader.nbgrader_course import COURSE_ID
+from graders.nbgrader.course_root import COURSE_ID
 from labs.hub.disks import unmount_under
 from labs.hub.plan import CHECKOUT, HubPlan, class_name
 

@@ -1,0 +1,101 @@
+"""The grading root: nbgrader's course directory for a class, as nbgrader's ``CourseDirectory`` knows it.
+
+The one place that knows its layout (where the gradebook, the autograded notebooks, the feedback, the reports
+and nbgrader's own config file lie), the gradebook's URL, and nbgrader's configuration of the course, rendered
+from one set of values both as the ``traitlets`` object `labs` passes to nbgrader's API and as the
+``nbgrader_config.py`` text nbgrader's own tools (formgrader, ``nbgrader db``) read. Standard library only:
+`labs hub` writes the instructor's config from it without importing nbgrader.
+
+Layout::
+
+    ROOT/gradebook.db                               SQLite gradebook (unless a --db URL names another)
+    ROOT/nbgrader_config.py                         for nbgrader's own tools
+    ROOT/source/<chapter>/                          the labs as nbgrader generates assignments from them
+    ROOT/submitted/<student>/<chapter>/             what `labs collect` took from the exchange
+    ROOT/autograded/<student>/<chapter>/<lab>.ipynb  each graded notebook, feedback rendered from it
+    ROOT/feedback/<student>/<chapter>/<lab>.html     nbgrader's feedback pages
+    ROOT/reports/                                   results.json, CSV, Gradescope export, summary
+    ROOT/salts/                                     the class's salts (graders.grader.salts)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+COURSE_ID = "pytorch-labs"  # PostgreSQL enforces the gradebook's course foreign key; SQLite did not
+IGNORED = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+
+
+@dataclass(frozen=True)
+class CourseRoot:
+    """A grading root (``path``) and its gradebook (``db``: a URL; None: SQLite in the root)."""
+
+    path: Path
+    db: str | None = None
+
+    @property
+    def gradebook_file(self) -> Path:
+        return self.path / "gradebook.db"
+
+    @property
+    def db_url(self) -> str:
+        return self.db or f"sqlite:///{self.path.resolve() / 'gradebook.db'}"
+
+    @property
+    def has_gradebook(self) -> bool:
+        """Whether anything was graded into this root's gradebook (always true for a --db URL)."""
+        return self.db is not None or self.gradebook_file.is_file()
+
+    @property
+    def config_file(self) -> Path:
+        return self.path / "nbgrader_config.py"
+
+    @property
+    def autograded(self) -> Path:
+        return self.path / "autograded"
+
+    @property
+    def feedback(self) -> Path:
+        return self.path / "feedback"
+
+    @property
+    def reports(self) -> Path:
+        return self.path / "reports"
+
+    @property
+    def source(self) -> Path:
+        return self.path / "source"
+
+    @property
+    def submitted(self) -> Path:
+        return self.path / "submitted"
+
+    def autograded_notebook(self, student: str, chapter: str, notebook: str) -> Path:
+        return self.autograded / student / chapter / f"{notebook}.ipynb"
+
+    def graded(self, chapter: str) -> bool:
+        """Whether any submission of ``chapter`` was autograded here."""
+        return self.autograded.is_dir() and any(self.autograded.glob(f"*/{chapter}"))
+
+    def shards(self) -> list[CourseRoot]:
+        """This root and its shards' roots: subfolders holding autograded notebooks (a class graded in shards,
+        ``labs grade --shard i/N --root ROOT/shard-i``, each into the one shared gradebook)."""
+        found = sorted(p for p in self.path.iterdir() if p.is_dir() and (p / "autograded").is_dir()) \
+            if self.path.is_dir() else []
+        return [self, *(CourseRoot(p, self.db_url) for p in found)]
+
+    def config_values(self, exchange: Path | None = None) -> dict[str, dict[str, Any]]:
+        """nbgrader's configuration of the course, ``{section: {trait: value}}``: the root, course id and
+        gradebook, and the exchange (``exchange``; default: ``ROOT/exchange``)."""
+        return {"CourseDirectory": {"root": str(self.path), "course_id": COURSE_ID, "db_url": self.db_url,
+                                    "ignore": list(IGNORED)},
+                "Exchange": {"root": str(exchange or self.path / "exchange")}}
+
+    def config_text(self, exchange: Path | None = None, header: str = "written by labs") -> str:
+        """:meth:`config_values` as an ``nbgrader_config.py``."""
+        lines = [f"c = get_config()  # noqa  ({header})"]
+        for section, traits in self.config_values(exchange).items():
+            lines += [f"c.{section}.{trait} = {value!r}" for trait, value in traits.items()]
+        return "\n".join(lines) + "\n"
