@@ -1,4 +1,5 @@
-"""`labs lab`: the student's JupyterLab on their workspace, on 127.0.0.1 with a token.
+"""`labs lab`: the student notebooks released into their workspace, and the student's JupyterLab on it, on
+127.0.0.1 with a token.
 
 Students get nbgrader's assignment tools, not the instructor's panels (formgrader, "Create
 Assignment", course list), and no JupyterLab news prompt.
@@ -13,7 +14,12 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # nbgrader loads only once a release is made
+    from graders.nbgrader.release import WorkspaceSync
 
 # What a student's JupyterLab leaves out: nbgrader's instructor panels and JupyterLab's news prompt.
 STUDENT_DISABLED_PLUGINS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
@@ -21,6 +27,16 @@ STUDENT_DISABLED_PLUGINS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbg
 # ... and the server side of those panels (their pages and APIs answer 404 for a student).
 STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False,
                              "nbgrader.server_extensions.course_list": False}
+
+
+def release_workspace(chapters: list[Path], build: Path, workspace: Path) -> tuple[Path, WorkspaceSync]:
+    """nbgrader's solution-free release of ``chapters`` under ``build``, and its new files copied into the
+    student's ``workspace`` (what is there is kept): `labs release`, and `labs lab` before it starts.
+    Returns the release folder and what the copy did; RuntimeError when nbgrader fails."""
+    from graders.nbgrader.release import build_release, sync_workspace
+
+    released = build_release(chapters, build.resolve())
+    return released, sync_workspace(released, workspace)
 
 
 def student_page_config(build: Path) -> Path:
@@ -65,3 +81,17 @@ def listening(server: subprocess.Popen, port: int, timeout: float = 120) -> bool
         except OSError:
             time.sleep(0.2)
     return False
+
+
+def run_lab(workspace: Path, port: int, token: str, open_browser: bool, build: Path,
+            on_up: Callable[[], None] = lambda: None) -> int:
+    """The student's JupyterLab until it exits (Ctrl-C, SIGTERM and SIGHUP reach it too, and it shuts down
+    cleanly); ``on_up`` is called once it listens. Returns its exit status."""
+    server = start_jupyterlab(workspace, port, token, open_browser, build.resolve())
+    forward_stop_signals(server)
+    try:
+        if listening(server, port):
+            on_up()
+        return server.wait()
+    except KeyboardInterrupt:  # Ctrl-C reached the server too: let it shut down cleanly
+        return server.wait()

@@ -2,7 +2,8 @@
 sets who may read what), :func:`serve` runs ``jupyterhub -f`` until Ctrl-C or SIGTERM and then stops it, which
 stops every server and the proxy (``cleanup_servers``, ``cleanup_proxy``), removes the students' cgroups and puts
 back the modes it changed. The accounts and homes stay (a class outlives one run of its hub):
-:func:`teardown` (``labs hub --remove-class``) removes them.
+:func:`teardown` (``labs hub --remove-class``) removes them. :func:`class_plan` makes the class's plan from
+`labs hub`'s options, and :func:`run_class` does what the command asks with it, saying each step.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import csv
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +24,17 @@ from pathlib import Path
 from labs.hub import disks, users
 from labs.hub.config import hub_config_text, write_user_files
 from labs.hub.limits import remove_class_groups
-from labs.hub.plan import CHECKOUT, HubPlan
+from labs.hub.plan import (
+    CHECKOUT,
+    DEFAULT_STUDENTS,
+    HubPlan,
+    Limits,
+    default_disk,
+    default_limits,
+    plan_for,
+    subdomain_host_for,
+)
+from labs.hub.roster import read_roster
 from labs.hub.walls import private_tmp_possible
 
 
@@ -187,3 +199,80 @@ def serve(plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None,
             remove_class_groups(plan.group_name)
             disks.unmount_under(plan.root)
         users.restore(saved or [])
+
+
+def class_plan(port: int, root: Path, instructor: str, grading: Path, proxy: Path | None, *,
+               class_list: Path | None = None, students: list[str] | None = None, course: Path, release_build: Path,
+               ip: str = "127.0.0.1", https: tuple[Path, Path] | None = None, memory_gib: float | None = None,
+               cpus: float | None = None, processes: int | None = None, disk_gib: float | None = None,
+               cull_idle: int = 3600, subdomain_host: str | None = None, demo: bool = False) -> HubPlan:
+    """The class `labs hub`'s options name: the people of ``class_list`` but the instructor (else ``students``,
+    else :data:`DEFAULT_STUDENTS`), each student's limits (an option, else a share of this machine), their disk
+    (``disk_gib``: 0 none, at least 1/16 GiB; else a share of the free disk where homes of their own are
+    possible), their origins. ValueError says what is wrong with an option."""
+    people = read_roster(class_list) if class_list else []
+    names = tuple(p.name for p in people if p.name != instructor) or tuple(students or DEFAULT_STUDENTS)
+    share = default_limits(len(names))
+    limits = Limits(int(memory_gib * (1 << 30)) if memory_gib else share.memory_bytes, cpus or share.cpus,
+                    processes or share.processes)
+    if disk_gib is None:
+        free = shutil.disk_usage(next(p for p in (root.resolve(), *root.resolve().parents) if p.exists())).free
+        disk_bytes = 0 if demo or disks.disks_possible() else default_disk(len(names), free)
+    elif disk_gib == 0 or disk_gib >= 1 / 16:
+        disk_bytes = (int(disk_gib * (1 << 30)) >> 20) << 20
+    else:
+        raise ValueError(f"--disk {disk_gib:g}: 0 (no limit) or at least 1/16 GiB (64 MiB)")
+    subdomains = subdomain_host_for(subdomain_host, port, ip, https is not None, demo)
+    return plan_for(port, root, instructor, names, grading, proxy, demo=demo, ip=ip, https=https, limits=limits,
+                    cull_idle=cull_idle, course=course, release_build=release_build, subdomain_host=subdomains,
+                    disk_bytes=disk_bytes, emails=tuple((p.name, p.email) for p in people if p.email))
+
+
+def up_lines(plan: HubPlan, log: Path) -> list[str]:
+    """What `labs hub` says once the hub answers: where, who signs in how, each student's limits."""
+    lines = [f"JupyterHub: {plan.public_url}  (log: {log})"]
+    if plan.subdomain_host:
+        lines.append(f"  each server on its own origin: {plan.server_url('<name>')}")
+    elif not plan.demo:
+        lines.append("  every server under the hub's origin (no --subdomain-host): open no link to another "
+                     "person's server (docs/hub.md)")
+    sign_in = "test authenticator: any password" if plan.demo else "NativeAuthenticator, the one-time passwords"
+    lines.append(f"  instructor: {plan.instructor} (formgrader); students: {', '.join(plan.students)} "
+                 f"(Assignments tab); {sign_in}")
+    if not plan.demo:
+        lines.append(f"  each student: {plan.limits.describe()}; idle servers stop after {plan.cull_idle or 'never'} s")
+        lines.append(f"  each student's home: {plan.disk_bytes >> 20} MiB of its own, the exchange "
+                     f"{plan.exchange_bytes >> 20} MiB (images in {plan.disks})" if plan.disk_bytes else
+                     "  homes and the exchange on the host's filesystem, without a size limit (--disk 0, "
+                     "or no loop devices here)")
+    lines.append(f"  exchange: {plan.exchange}; Ctrl-C stops the hub, every server and the proxy")
+    return lines
+
+
+def run_class(plan: HubPlan, say: Callable[[str], None], remove: bool = False, config_only: bool = False) -> int:
+    """`labs hub` with its plan: remove the class (``remove``), or write its config (and stop there with
+    ``config_only``), set the class up (not for a demo) and serve it until stopped; each step said through
+    ``say``. Returns the exit status; ClassNotPossible or HubDidNotStart say why not."""
+    if remove:
+        removed = teardown(plan)
+        say(f"removed {plan.root} and the unix users {', '.join(removed) or '(none)'}")
+        return 0
+    if plan.demo and plan.ip != "127.0.0.1":
+        raise ClassNotPossible("--demo takes any password: it listens on 127.0.0.1 only")
+    written = prepare(plan)
+    say(f"wrote {written}")
+    saved: list[users.Saved] = []
+    if not plan.demo and not config_only:
+        created, saved = setup(plan)
+        say(f"unix users: {', '.join(plan.users)} ({len(created)} created now); homes in {plan.root / 'home'} (0700)")
+        say(f"one-time passwords: {plan.passwords} (root only): hand them out; each person changes theirs at "
+            "/hub/change-password")
+    if config_only:
+        say(f"start it with: {plan.python_bin / 'jupyterhub'} -f {written}")
+        return 0
+
+    def up(log: Path) -> None:
+        for line in up_lines(plan, log):
+            say(line)
+
+    return serve(plan, up, saved)
