@@ -20,11 +20,11 @@ import nbformat
 
 from graders import coursedir
 from graders import paths as defaults
+from graders.boundary.protocol import Limits
 from graders.grader.results import Batch, NotebookGrade
 from graders.grader.salts import chapter_salt, salts_folder
 from graders.grader.sandbox.pool import modules_imported_by, start_sandboxes
 from graders.grader.submissions import Collected, Submission, collect, unpack
-from graders.inside.jail import Limits
 from graders.nbgrader.course_root import CourseRoot
 
 if TYPE_CHECKING:

@@ -66,7 +66,7 @@ def check_lab(notebook: Path, course: Path = defaults.COURSE, build: Path = defa
 
     Raises :class:`NotALab`, or :class:`graders.pipeline.BadRequest` (one line) when grading cannot start.
     """
-    from graders.inside.jail import Limits
+    from graders.boundary.protocol import Limits
     from graders.nbgrader.reports import for_student, student_view
     from graders.pipeline import GradeRequest, grade_submissions
 

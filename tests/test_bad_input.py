@@ -56,8 +56,8 @@ def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, m
     # the sandbox then cannot import graders.
     import sys
 
+    from graders.boundary.protocol import Limits
     from graders.grader.sandbox.worker import Worker
-    from graders.inside.jail import Limits
 
     python = tmp_path / "python"
     python.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')

@@ -6,9 +6,9 @@ import random
 
 import torch
 
-from graders.grader.compare import compare
 from graders.inside.contracts import GLOBALS, Record, Watched
 from graders.inside.probing import Probe, run_probe
+from tests.records import compare_wire
 
 
 def _notebook(code: str) -> dict:
@@ -38,13 +38,13 @@ def test_what_each_call_changed_is_recorded() -> None:
 
 def test_a_submission_that_mutates_what_the_reference_leaves_alone_differs() -> None:
     always_in_place = "def scale(x, factor, inplace=False):\n    return x.mul_(factor)\n"
-    verdict = compare(_run(always_in_place), _run(REFERENCE))
+    verdict = compare_wire(_run(always_in_place), _run(REFERENCE))
     assert not verdict.ok and "call 0 of scale: changed ['x: values']" in verdict.detail
 
 
 def test_in_place_stated_but_out_of_place_done_differs() -> None:
     never_in_place = "def scale(x, factor, inplace=False):\n    return x * factor\n"
-    verdict = compare(_run(never_in_place), _run(REFERENCE))
+    verdict = compare_wire(_run(never_in_place), _run(REFERENCE))
     assert not verdict.ok and "changed nothing, the reference ['x: values']" in verdict.detail
 
 
@@ -56,11 +56,11 @@ def test_global_state_left_changed_differs() -> None:
     restores = ("def scale(x, factor, inplace=False):\n    with torch.no_grad():\n        y = x * factor\n"
                 "    return x.mul_(factor) if inplace else x * factor\n")
     try:
-        assert "grad mode left changed" in compare(_run(leaves_grad_off), _run(REFERENCE)).detail
+        assert "grad mode left changed" in compare_wire(_run(leaves_grad_off), _run(REFERENCE)).detail
     finally:
         torch.set_grad_enabled(True)
-    assert "random generators left changed" in compare(_run(reseeds), _run(REFERENCE)).detail
-    assert compare(_run(restores), _run(REFERENCE)).ok
+    assert "random generators left changed" in compare_wire(_run(reseeds), _run(REFERENCE)).detail
+    assert compare_wire(_run(restores), _run(REFERENCE)).ok
 
 
 def test_coverage_names_parameters_never_varied() -> None:

@@ -20,7 +20,8 @@ import nbformat
 import pytest
 
 from graders.boundary import wire
-from graders.grader.sandbox.worker import HEADER_VALUES, HOST_FILES, etc_files, read_header
+from graders.boundary.job_result import HEADER_VALUES, read_message
+from graders.grader.sandbox.worker import HOST_FILES, etc_files
 from graders.nbgrader.reports import for_student
 from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
 from tests.test_sandbox import PROBE
@@ -59,8 +60,8 @@ def test_the_value_count_before_parsing_still_lets_honest_results_through() -> N
 
 
 def test_a_header_of_too_many_values_is_refused() -> None:
-    assert read_header(json.dumps({"status": "ok", "cells": {}}).encode()) == {"status": "ok", "cells": {}}
-    assert read_header(json.dumps({"status": "ok", "cells": [[]] * HEADER_VALUES}).encode()) is None
+    assert read_message(json.dumps({"status": "ok", "cells": {}}).encode()) == {"status": "ok", "cells": {}}
+    assert read_message(json.dumps({"status": "ok", "cells": [[]] * HEADER_VALUES}).encode()) is None
 
 
 @pytest.mark.parametrize(("text", "shown"), [
@@ -120,9 +121,9 @@ evidence = {"etc": sorted(os.listdir("/etc")), "sys": sorted(os.listdir("/sys"))
 def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The fixture lab's reference, then an honest job, a result bomb, a job that closes its pipes and
     sleeps, and one that looks around, side by side on two sandboxes under a WALL-second limit."""
+    from graders.boundary.protocol import Limits
     from graders.grader.cells import Restored, reference_cells
     from graders.grader.grading import Pool, load_lab, reference_runs, score, warm_modules
-    from graders.inside.jail import Limits
     from graders.inside.job import Cell, Job
 
     lab, salt = load_lab(LAB), 12345
@@ -174,7 +175,7 @@ def test_a_job_that_closes_its_pipes_and_sleeps_ends_at_its_deadline(batch: dict
 def test_a_job_sees_no_cgroup_counters_and_a_minimal_etc(batch: dict) -> None:
     outcome = batch["outcomes"]["looker"]
     assert outcome.status == "ok", (outcome.status, outcome.output_tail)
-    seen = outcome.result["probes"]["evidence"]["value"]
+    seen = outcome.result.probes["evidence"].value
     allowed = {Path(p).name for p in HOST_FILES if p.startswith("/etc/")} | set(etc_files(0))
     assert set(seen["etc"]) <= allowed and "passwd" in seen["etc"], seen["etc"]
     assert seen["accounts"] == 2  # root and the job: none of the host's
@@ -186,6 +187,6 @@ def test_a_job_sees_no_cgroup_counters_and_a_minimal_etc(batch: dict) -> None:
 def test_a_job_cannot_lower_its_oom_score_below_the_graders(batch: dict) -> None:
     """Jobs start at 1000, the OOM killer's first choice; they may come back down to the grader's own
     adjustment (0 at least), never below: the machine's OOM killer would take the grader first."""
-    seen = batch["outcomes"]["looker"].result["probes"]["evidence"]["value"]
+    seen = batch["outcomes"]["looker"].result.probes["evidence"].value
     grader = int(Path("/proc/self/oom_score_adj").read_text())
     assert seen["oom"] >= max(0, grader), seen["oom"]

@@ -299,3 +299,44 @@ def test_the_sandbox_imports_nothing_of_the_grader_even_lazily() -> None:
                 assert not target.startswith("graders.") or target.split(".")[1] in ("inside", "boundary"), \
                     (path.name, target)
                 assert target.split(".")[0] != "labs", (path.name, target)
+
+
+# What comes back from a sandbox is parsed in boundary/ only: elsewhere no module reads the wire format or calls
+# a parser of the supervisor's messages; they get boundary.job_result's typed values.
+BOUNDARY_PARSERS = {"from_message", "from_wire", "cell_runs", "values_in", "read_message", "job_result"}
+
+
+def sandbox_output_parsers(root: Path = ROOT) -> list[str]:
+    """Where a module of graders/ outside boundary/ and inside/ reads sandbox output itself."""
+    found = []
+    for path in sorted((root / "graders").rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if path.relative_to(root / "graders").parts[0] in ("boundary", "inside"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module == "graders.boundary.wire" or (
+                    node.module == "graders.boundary" and any(a.name == "wire" for a in node.names))):
+                found.append(f"{relative}: imports the wire format")
+            elif isinstance(node, ast.Import) and any(a.name == "graders.boundary.wire" for a in node.names):
+                found.append(f"{relative}: imports the wire format")
+            elif isinstance(node, ast.Attribute) and node.attr in BOUNDARY_PARSERS:
+                found.append(f"{relative}: .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "graders.boundary.job_result":
+                found += [f"{relative}: {a.name}" for a in node.names if a.name in BOUNDARY_PARSERS]
+    return found
+
+
+def test_only_the_boundary_parses_what_comes_back_from_a_sandbox() -> None:
+    assert sandbox_output_parsers() == []
+
+
+def test_the_boundary_rule_sees_a_grader_module_decoding_itself(tmp_path: Path) -> None:
+    (tmp_path / "graders" / "grader").mkdir(parents=True)
+    (tmp_path / "graders" / "boundary").mkdir()
+    (tmp_path / "graders" / "boundary" / "job_result.py").write_text("from graders.boundary import wire\n")
+    (tmp_path / "graders" / "grader" / "stray.py").write_text(
+        "from graders.boundary import wire\nfrom graders.boundary.job_result import cell_runs\n"
+        "def f(m):\n    return DoneHeader.from_message(m)\n")
+    assert sandbox_output_parsers(tmp_path) == ["graders/grader/stray.py: imports the wire format",
+                                                "graders/grader/stray.py: cell_runs",
+                                                "graders/grader/stray.py: .from_message"]

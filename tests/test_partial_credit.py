@@ -3,15 +3,16 @@
 import nbformat
 import pytest
 
-from graders.grader.compare import Verdict, compare, points_for
+from graders.grader.compare import Verdict, points_for
 from graders.inside.probing import probe
+from tests.records import compare_wire
 
 
 def test_all_or_nothing_by_default():
-    verdict = compare({"value": [1, 2, 3, 9]}, {"value": [1, 2, 3, 4]})
+    verdict = compare_wire({"value": [1, 2, 3, 9]}, {"value": [1, 2, 3, 4]})
     assert (verdict.differing, verdict.cases) == (1, 4)
     assert points_for(verdict, 5, None) == 0.0
-    assert points_for(compare({"value": [1, 2]}, {"value": [1, 2]}), 5, None) == 5
+    assert points_for(compare_wire({"value": [1, 2]}, {"value": [1, 2]}), 5, None) == 5
 
 
 def test_proportional_and_rounded_down_to_the_step():
@@ -24,8 +25,8 @@ def test_proportional_and_rounded_down_to_the_step():
 
 
 def test_a_single_observation_or_a_raise_earns_nothing_partial():
-    assert points_for(compare({"value": 3}, {"value": 4}), 5, 1) == 0.0
-    assert points_for(compare({"error": "ValueError: x"}, {"value": [1, 2]}), 5, 1) == 0.0
+    assert points_for(compare_wire({"value": 3}, {"value": 4}), 5, 1) == 0.0
+    assert points_for(compare_wire({"error": "ValueError: x"}, {"value": [1, 2]}), 5, 1) == 0.0
 
 
 def test_partial_step_must_be_positive():
@@ -36,7 +37,7 @@ def test_partial_step_must_be_positive():
 def test_a_reference_the_grader_cannot_compare_is_a_broken_probe():
     # A probe returning an nn.Module: both sides would become the same marker and "match".
     marker = {"__unplain__": "Linear"}
-    verdict = compare({"value": [1, marker]}, {"value": [1, marker]})
+    verdict = compare_wire({"value": [1, marker]}, {"value": [1, marker]})
     assert not verdict.ok and "cannot compare (Linear): a broken probe" in verdict.why
 
 
@@ -59,28 +60,27 @@ def test_first_difference_names_the_case_the_key_path_and_both_values():
 
 
 def test_the_verdict_details_the_first_differing_case_but_why_stays_as_students_see_it():
-    verdict = compare({"value": [1, {"k": [0, 5]}, 3]}, {"value": [1, {"k": [0, 4]}, 9]})
+    verdict = compare_wire({"value": [1, {"k": [0, 5]}, 3]}, {"value": [1, {"k": [0, 4]}, 9]})
     assert verdict.why == "2 of 3 cases differ from the reference"
     assert verdict.detail == 'case 1 → ["k"][1]: expected 4, got 5'
-    assert compare({"value": [1, 2]}, {"value": [1, 3]}).detail == "case 1: expected 3, got 2"
-    assert compare({"value": 3}, {"value": 4}).detail == "expected 4, got 3"
-    assert compare({"value": [1]}, {"value": [1]}).detail == ""
+    assert compare_wire({"value": [1, 2]}, {"value": [1, 3]}).detail == "case 1: expected 3, got 2"
+    assert compare_wire({"value": 3}, {"value": 4}).detail == "expected 4, got 3"
+    assert compare_wire({"value": [1]}, {"value": [1]}).detail == ""
 
 
 def test_the_first_difference_reaches_the_instructor_report_not_the_student():
+    from graders.boundary.job_result import CellRun, JobOutcome, JobResult, ProbeRecord
     from graders.grader.cells import Restored, TestCell
     from graders.grader.grading import Lab, score
     from graders.grader.results import NotebookGrade
-    from graders.grader.sandbox.worker import JobOutcome
     from graders.inside.probing import Probe
     from graders.nbgrader.reports import gradescope_results
 
     probe_of = Probe("test_x", lambda ns, draw: None)
     lab = Lab("ch", "lab_x", nbformat.v4.new_notebook(), "", "lab_x.py", {"test_x": probe_of},
               [TestCell("test_x", 2.0, "", "")])
-    reference = {"probes": {"test_x": {"value": [1, {"k": 4}]}}, "cells": {}}
-    outcome = JobOutcome("ok", result={"cells": {"test_x": {"ok": True, "error": ""}},
-                                       "probes": {"test_x": {"value": [1, {"k": 5}]}}})
+    reference = JobResult({}, {"test_x": ProbeRecord([1, {"k": 4}])})
+    outcome = JobOutcome("ok", result=JobResult({"test_x": CellRun(True)}, {"test_x": ProbeRecord([1, {"k": 5}])}))
     [cell] = score(lab, Restored([]), outcome, reference)
     assert cell.detail == '1 of 2 cases differ from the reference; first difference: case 1 → ["k"]: expected 4, got 5'
     assert cell.visible_ok and cell.why == "hidden check '<lambda>' failed"  # fixed text: no count, no values

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from graders.coursedir import nbgrader_meta
-from graders.grader.compare import compare
 from graders.grader.grading import Lab, load_lab
 from graders.inside.probing import Draw, run_probe
 from tests.conftest import ROOT
+from tests.records import compare_wire
 
 LAB_02 = ROOT / "course" / "02_tensors" / "lab_tensors.ipynb"
 LAB_04 = ROOT / "course" / "04_distributed" / "lab_distributed.ipynb"
@@ -129,7 +129,7 @@ def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str,
         want, got = run_probe(probe, right, salt), run_probe(probe, mistake, salt)
         assert "value" in want, f"salt {salt}: the probe failed on the source: {want}"
         tail = [{"value": result["value"][-fixed:]} if "value" in result else result for result in (got, want)]
-        if compare(*tail, probe.rtol, probe.atol).ok:
+        if compare_wire(*tail, probe.rtol, probe.atol).ok:
             matched.append(salt)
     assert not matched, f"{wrong} matches the source's last {fixed} case(s) for salts {matched[:10]}"
 

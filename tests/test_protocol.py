@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from graders.boundary.job_result import JobOutcome, outcome_of
 from graders.boundary.protocol import (
     ASK_PROBES,
     KIND_ASK_PROBES,
@@ -14,12 +15,12 @@ from graders.boundary.protocol import (
     Cell,
     DoneHeader,
     JobSpec,
+    Limits,
     ProbeRequest,
     Ready,
     Status,
     status_named,
 )
-from graders.grader.sandbox.worker import JobOutcome, outcome_of
 
 HONEST = {"kind": "done", "status": "ok", "seconds": 1.5, "cpu_seconds": 2, "max_rss_mb": 300,
           "output_tail": "out", "isolation": ["uid 64000"], "cells": {"t": {"ok": True, "error": ""}},
@@ -41,7 +42,7 @@ def test_each_status_explains_itself_in_its_own_words() -> None:
 
 
 def test_the_grader_sends_frames_the_supervisor_reads_back() -> None:
-    spec = JobSpec([Cell("cell0", "x = 1"), Cell("t", "assert x", graded=True)], {"wall_seconds": 5.0}, 64001,
+    spec = JobSpec([Cell("cell0", "x = 1"), Cell("t", "assert x", graded=True)], Limits(wall_seconds=5.0), 64001,
                    False, {"PATH": "/usr/bin"}, 7, ["/tmp/venv"])
     assert JobSpec.from_frame(spec.to_frame()) == spec
     probes = ProbeRequest("@probe('t')\ndef t(ns, draw): ...", "lab.py", 2**61, True, ["t"])

@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from graders.grader.compare import compare
 from graders.inside.probing import Draw, edges, load_probes, run_probe
+from tests.records import compare_wire
 
 FIXTURE = Path(__file__).parent / "fixtures" / "course" / "fx_basic"
 SALTS = range(1000)
@@ -45,14 +45,14 @@ def test_a_size_class_mistake_loses_under_every_salt(probes: dict, wrong: str) -
     reference, student = _reference(), _namespace(wrong)
     for grade_id, found in probes.items():
         passed = [salt for salt in SALTS
-                  if compare(run_probe(found, student, salt), run_probe(found, reference, salt)).ok]
+                  if compare_wire(run_probe(found, student, salt), run_probe(found, reference, salt)).ok]
         assert not passed, f"{grade_id}: the wrong solution matched the reference under salts {passed[:10]}"
 
 
 def test_the_reference_matches_itself_under_every_salt(probes: dict) -> None:
     reference, again = _reference(), _reference()
     for found in probes.values():
-        assert all(compare(run_probe(found, again, s), run_probe(found, reference, s)).ok for s in range(50))
+        assert all(compare_wire(run_probe(found, again, s), run_probe(found, reference, s)).ok for s in range(50))
 
 
 def test_sizes_hold_the_edges_then_draws() -> None:

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
+from graders.boundary.protocol import Limits
 from graders.grader.sandbox.worker import Worker, isolation_warning, job_env
-from graders.inside.jail import Limits
 from graders.inside.job import SAFE_ENVIRONMENT, Cell, Job
 from tests.conftest import ROOT
 from tests.test_grade_attacks import ATTACKS
@@ -61,7 +61,7 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     finally:
         worker.close()
     assert all(o.status == "ok" for o in outcomes), [(o.status, o.output_tail) for o in outcomes]
-    return [{**o.result["probes"]["evidence"]["value"], "isolation": o.isolation} for o in outcomes]
+    return [{**o.result.probes["evidence"].value, "isolation": o.isolation} for o in outcomes]
 
 
 @pytest.mark.parametrize("target", ["course source", "gradebook", "other submission", "probe files"])
@@ -125,7 +125,7 @@ def test_memory_limit_holds_for_all_of_a_jobs_processes(tmp_path, monkeypatch: p
     note, outcome = _run_alone(tmp_path, HOLD, Limits(wall_seconds=60, memory_bytes=1024 << 20))
     if kernel and note.startswith("NOT ACTIVE"):
         pytest.skip(f"no writable cgroup on this machine: {note}")
-    held = outcome.result["probes"]["evidence"].get("value") if outcome.result else None
+    held = outcome.result.probes["evidence"].value if outcome.result else None
     assert held is not True, (outcome.status, outcome.result)
     assert outcome.status == ("ok" if kernel else "memory limit"), outcome.status
 
@@ -197,7 +197,7 @@ def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
     for warm, factory in (((), None), (("labutils.launch",), "ServerProcess")):
         _, outcome = _run_alone(tmp_path, RANKS, Limits(wall_seconds=240, processes=256), warm)
         assert outcome.status == "ok", (outcome.status, outcome.output_tail)
-        evidence = outcome.result["probes"]["evidence"]["value"]
+        evidence = outcome.result.probes["evidence"].value
         assert evidence["sums"] == [[w * (w + 1) / 2] * 2 for w in (2, 3, 4, 4, 3, 2, 4, 3)], evidence
         assert -9 not in evidence["polled"], evidence["polled"]  # polled at once: running (None), never "vanished"
         # a lab that imports labutils.launch: its job forks the ranks' zygote from itself, before any cell
@@ -218,7 +218,7 @@ def test_a_zygote_warmed_by_an_onnx_export_still_forks_its_jobs(tmp_path) -> Non
     thread behind (tqdm's monitor stays off), so jobs are still forked, and export."""
     _, outcome = _run_alone(tmp_path, ONNX_EXPORT, Limits(wall_seconds=120), ("torch.onnx",))
     assert outcome.status == "ok", (outcome.status, outcome.output_tail)
-    assert outcome.result["probes"]["evidence"]["value"] == {"exported": "ONNXProgram", "tqdm monitor interval": 0}
+    assert outcome.result.probes["evidence"].value == {"exported": "ONNXProgram", "tqdm monitor interval": 0}
 
 
 def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(tmp_path, monkeypatch: pytest.MonkeyPatch):
@@ -283,6 +283,6 @@ def test_a_supervisor_that_never_answers_costs_the_grader_its_wall_limit_not_for
         assert stopped, "no supervisor appeared"
         assert outcomes[0].status == "timeout", outcomes[0].status
         after = worker.run(Job([Cell("c", "evidence = 2\n")], PROBE, "spy.py", salt=1))
-        assert after.status == "ok" and after.result["probes"]["evidence"]["value"] == 2, after.status
+        assert after.status == "ok" and after.result.probes["evidence"].value == 2, after.status
     finally:
         worker.close()

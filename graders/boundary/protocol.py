@@ -82,11 +82,31 @@ class Ready:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Per-submission resource limits."""
+
+    wall_seconds: float = 300.0
+    cpu_seconds: int = 600
+    memory_bytes: int = 4 << 30  # address space beyond what the warm process already maps
+    processes: int = 128  # processes and threads of the job's uid
+    output_bytes: int = 2 << 20  # stdout + stderr
+    result_bytes: int = 64 << 20
+    file_bytes: int = 64 << 20  # largest file the job may write
+    tmp_bytes: int = 512 << 20  # its private /tmp
+
+    @property
+    def cpu_backstop_seconds(self) -> int:
+        """Each process's own CPU rlimit: above the job's budget, so that the watchdog (which sums all
+        the job's processes) ends a spinning job first, as "cpu limit", not as a process killed by SIGXCPU."""
+        return self.cpu_seconds + max(5, self.cpu_seconds // 10)
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """What the supervisor needs to run a job's notebook: never its probes nor its salt."""
 
     cells: list[Cell]
-    limits: dict[str, Any]  # graders.inside.jail.Limits, field by field
+    limits: Limits
     uid: int
     uid_optional: bool  # the job may run under the grader's uid when a separate one fails (never labs grade)
     env: dict[str, str]  # the job's whole environment
@@ -101,7 +121,7 @@ class JobSpec:
     def from_frame(cls, frame: bytes) -> JobSpec:
         """Inverse of :meth:`to_frame` (the grader's own message)."""
         data = json.loads(frame)
-        return cls([Cell(**c) for c in data["cells"]], dict(data["limits"]), int(data["uid"]),
+        return cls([Cell(**c) for c in data["cells"]], Limits(**data["limits"]), int(data["uid"]),
                    bool(data["uid_optional"]), dict(data["env"]), int(data.get("base_processes", 0)),
                    list(data.get("keep", [])))
 
@@ -144,11 +164,11 @@ class Outcome:
 class DoneHeader(Outcome):
     """The supervisor's account of a job, sent before its result.
 
-    ``cells``: per graded test cell ``{"ok", "error"}`` as the job claimed it (checked by the grader's
-    ``graders.grader.sandbox.worker.parse_cells``); ``exit_code`` and ``output_bytes`` are for logs only.
+    ``cells``: per graded test cell ``{"ok", "error"}`` as the job claimed it, sent as is: the grader reads it
+    only through :func:`graders.boundary.job_result.cell_runs`; ``exit_code`` and ``output_bytes`` are for logs only.
     """
 
-    cells: Any = None
+    cells: dict[str, Any] = field(default_factory=dict)
     exit_code: int = 0
     output_bytes: int = 0
 
@@ -176,7 +196,8 @@ class DoneHeader(Outcome):
         isolation = [n[:ISOLATION_NOTE_CHARS] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
         exit_code, output_bytes = message.get("exit_code"), message.get("output_bytes")
         return cls(status, values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
-                   values["output_tail"][-OUTPUT_TAIL_CHARS:], isolation, message.get("cells"),
+                   values["output_tail"][-OUTPUT_TAIL_CHARS:], isolation,
+                   cells if isinstance(cells := message.get("cells"), dict) else {},
                    exit_code if type(exit_code) is int else 0, output_bytes if type(output_bytes) is int else 0)
 
 

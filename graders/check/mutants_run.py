@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from graders.boundary.job_result import JobResult
+from graders.boundary.protocol import Limits
 from graders.check import mutants_ledger as ledger
 from graders.check.cuts import may_cut
 from graders.check.mutants import Mutant
@@ -43,7 +45,6 @@ from graders.grader.grading import Lab, Pool, focused, grade_one, load_lab, refe
 from graders.grader.results import NotebookGrade
 from graders.grader.submissions import Submission
 from graders.grader.vetting import imported_names
-from graders.inside.jail import Limits
 
 # The reference and the controls: the grading budget (what `labs grade` gives a submission), same memory.
 CONTROL_LIMITS = replace(LIMITS, wall_seconds=Limits().wall_seconds, cpu_seconds=Limits().cpu_seconds)
@@ -109,7 +110,7 @@ class Grading:
     pool: Pool
     lab: Lab
     path: Path
-    references: list[tuple[int, dict]]  # (salt, the reference run under it)
+    references: list[tuple[int, JobResult]]  # (salt, the reference run under it)
     progress: Callable[[], None] = lambda: None
     record: Callable[[str, dict], None] = lambda mutant_id, verdict: None
 

@@ -9,10 +9,10 @@ but not by a probe. This module is one of the files the results' hashes cover
 
 from __future__ import annotations
 
+from graders.boundary.protocol import Limits
 from graders.check.mutants import Mutant
 from graders.grader.results import NotebookGrade
 from graders.grader.vetting import vet
-from graders.inside.jail import Limits
 
 # A reference job of labs 01 and 02 takes 1-3 CPU-s: a mutant that loops forever ends at 20.
 LIMITS = Limits(wall_seconds=60, cpu_seconds=20, memory_bytes=2 << 30)

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import nbformat
 
+from graders.boundary.job_result import JobResult
+from graders.boundary.protocol import Limits
 from graders.check.cuts import code_after, may_cut
 from graders.coursedir import LAB_PATTERN, labs_in, nbgrader_meta, solution_files
 from graders.grader.cells import exercise_tests
 from graders.grader.grading import Lab, Pool, focused, grade_one, load_lab, reference_runs, warm_modules
 from graders.grader.results import CellGrade, ScoredCells
 from graders.grader.submissions import Submission
-from graders.inside.jail import Limits
 from graders.nbgrader import nbgrader_course as course
 
 
@@ -220,12 +221,12 @@ def _check_under_salt(pool: Pool, lab: Lab, path: Path, todo: list[Version], job
         return list(running.map(grade, todo))
 
 
-def never_varied(reference: dict) -> list[str]:
+def never_varied(reference: JobResult) -> list[str]:
     """Parameters with a default that no call of a probe set to anything else (graders.inside.contracts records
     them on the reference run): a mistake in handling them would go unseen."""
     found = []
-    for grade_id, result in sorted(reference.get("probes", {}).items()):
-        varied = (result.get("contracts") or {}).get("varied", {})
+    for grade_id, record in sorted(reference.probes.items()):
+        varied = record.contracts.varied if record.contracts else {}
         found += [f"{grade_id}: the probe never passes {call} anything but its default"
                   for call, seen in varied.items() if "non-default" not in seen]
     return found

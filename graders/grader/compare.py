@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from graders.boundary.job_result import Contracts, ProbeRecord
+
 KNOWN_EXCEPTIONS = frozenset(
     {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
     | {n for n in dir(torch) if n.endswith("Error") and isinstance(getattr(torch, n), type)})
@@ -165,21 +167,21 @@ def first_unplain(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None,
+def compare(got: ProbeRecord, want: ProbeRecord, rtol: float | None = None,
             atol: float | None = None) -> Verdict:
-    """Compare two probe results (``{"value": ...}`` or ``{"error": ...}``)."""
-    if "error" in want:
-        return Verdict(False, why=f"the reference itself failed ({want['error']}): a broken probe")
-    unplain = first_unplain(want.get("value"))
+    """Compare a submission's probe record with the reference's (each a value or the error it raised)."""
+    if want.error is not None:
+        return Verdict(False, why=f"the reference itself failed ({want.error}): a broken probe")
+    unplain = first_unplain(want.value)
     if unplain:
         return Verdict(False, why=f"the reference returned what the grader cannot compare ({unplain}): "
                                   "a broken probe (return tensors, numbers, strings or lists/dicts of them)")
-    if "value" not in got:
-        return Verdict(False, why=f"raised {exception_name(str(got.get('error', '')))}")
-    effects = _effects_differ(got.get("contracts"), want.get("contracts"))
+    if got.error is not None:
+        return Verdict(False, why=f"raised {exception_name(got.error)}")
+    effects = _effects_differ(got.contracts, want.contracts)
     if effects:
         return Verdict(False, why="side effects differ from the reference's", detail=effects)
-    observed, expected = got["value"], want["value"]
+    observed, expected = got.value, want.value
     if isinstance(expected, list) and isinstance(observed, list) and len(observed) == len(expected):
         differing = sum(not same(g, w, rtol, atol) for g, w in zip(observed, expected, strict=True))
         why = f"{differing} of {len(expected)} cases differ from the reference" if differing else ""
@@ -190,13 +192,13 @@ def compare(got: dict[str, Any], want: dict[str, Any], rtol: float | None = None
                    "" if ok else first_difference(observed, expected, rtol, atol) or "")
 
 
-def _effects_differ(got: Any, want: Any) -> str:
+def _effects_differ(got: Contracts | None, want: Contracts | None) -> str:
     """The first call whose side effects (graders.inside.contracts) differ from the reference's, in words; empty
     when they agree (or the reference recorded none: an old result, a probe without contracts)."""
-    if not isinstance(want, dict):
+    if want is None:
         return ""
-    mine = {(e[0], e[1]): e[2] for e in (got or {}).get("effects", []) if isinstance(e, list) and len(e) == 3}
-    theirs = {(e[0], e[1]): e[2] for e in want.get("effects", [])}
+    mine = got.effects if got else {}
+    theirs = want.effects
     for key in sorted(set(mine) | set(theirs), key=lambda k: (k[0], str(k[1]))):
         if sorted(mine.get(key, [])) != sorted(theirs.get(key, [])):
             return (f"call {key[0]} of {key[1]}: changed {sorted(mine.get(key, [])) or 'nothing'}, "

@@ -13,16 +13,15 @@ from pathlib import Path
 
 import nbformat
 
-from graders.boundary.protocol import Status
+from graders.boundary.job_result import CellRun, JobOutcome, JobResult, ProbeRecord
+from graders.boundary.protocol import Limits, Status
 from graders.coursedir import probes_file
 from graders.grader.cells import Restored, TestCell, exercise_tests, reference_cells, restore, test_cells
 from graders.grader.compare import compare, points_for
 from graders.grader.results import Batch, CellGrade, NotebookGrade
 from graders.grader.sandbox.pool import Pool, Sandboxes, modules_imported_by, start_sandboxes
-from graders.grader.sandbox.worker import JobOutcome
 from graders.grader.submissions import Submission, matches_lab
 from graders.grader.vetting import Finding, stated_rule_breaks
-from graders.inside.jail import Limits
 from graders.inside.job import Cell, Job
 from graders.inside.probing import Probe, load_probes
 
@@ -114,7 +113,11 @@ def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False
     return Job(cells, lab.probes_source, lab.probes_file, salt, traceback=traceback, probes_only=list(lab.focus))
 
 
-def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) -> list[CellGrade]:
+DID_NOT_RUN = CellRun(False, "did not run")
+NOT_RUN = ProbeRecord(error="not run")
+
+
+def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: JobResult) -> list[CellGrade]:
     """Points per test cell: its solution ran and kept the exercise's stated rules, the visible tests passed
     in the sandbox, and the probe matched the reference."""
     grades = []
@@ -125,18 +128,18 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: dict) ->
             grades.append(CellGrade(test.grade_id, test.points, 0.0, unrun))
             continue
         assert outcome.result is not None, "_not_run says why a run without a result earns nothing"
-        ran = outcome.result["cells"].get(test.grade_id, {"ok": False, "error": "did not run"})
+        ran = outcome.result.cells.get(test.grade_id, DID_NOT_RUN)
         probe = lab.probes[test.grade_id]
-        verdict = compare(outcome.result["probes"].get(test.grade_id, {"error": "not run"}),
-                          reference["probes"][test.grade_id], probe.rtol, probe.atol)
+        verdict = compare(outcome.result.probes.get(test.grade_id, NOT_RUN),
+                          reference.probes[test.grade_id], probe.rtol, probe.atol)
         why = []
-        if not ran["ok"]:
-            why.append(f"visible tests failed: {ran['error']}")
+        if not ran.ok:
+            why.append(f"visible tests failed: {ran.error}")
         if not verdict.ok:
             why.append(f"hidden check '{probe.description}' failed")
-        earned = points_for(verdict, test.points, probe.partial_step) if ran["ok"] else 0.0
+        earned = points_for(verdict, test.points, probe.partial_step) if ran.ok else 0.0
         detail = "; ".join(filter(None, [verdict.why, verdict.detail and f"first difference: {verdict.detail}"]))
-        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why), detail, bool(ran["ok"])))
+        grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why), detail, ran.ok))
     return grades
 
 
@@ -165,13 +168,14 @@ def salt_of(salts: int | Mapping[str, int], chapter: str) -> int:
 
 
 def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab],
-                   salt: int | Mapping[str, int]) -> dict[tuple[str, str], dict]:
+                   salt: int | Mapping[str, int]) -> dict[tuple[str, str], JobResult]:
     """Each lab's source run once in the sandbox, with its chapter's salt: the observations submissions must match."""
 
-    def one(lab: Lab) -> dict:
+    def one(lab: Lab) -> JobResult:
         outcome = pool.run(job_for(lab, reference_cells(lab.source), salt_of(salt, lab.chapter), traceback=True),
                            lab.exclusive)
-        broken = {g: r["error"] for g, r in (outcome.result or {}).get("probes", {}).items() if "error" in r}
+        probes = outcome.result.probes if outcome.result else {}
+        broken = {g: r.error for g, r in probes.items() if r.error is not None}
         if broken:
             raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed: "
                                + "\n".join(broken_probe(lab, g, error) for g, error in broken.items()))
@@ -191,7 +195,7 @@ def broken_probe(lab: Lab, grade_id: str, error: str) -> str:
     return f"probe {grade_id} ({lab.probes_file}) raised {message}{shown}"
 
 
-def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:
+def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: JobResult | None, salt: int) -> NotebookGrade:
     """Grade one submission; every problem ends up in the grade, none escapes."""
     try:
         return _grade_one(pool, lab, sub, reference, salt)
@@ -202,7 +206,8 @@ def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | No
         return grade
 
 
-def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | None, salt: int) -> NotebookGrade:
+def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: JobResult | None,
+               salt: int) -> NotebookGrade:
     grade = NotebookGrade(sub.student, sub.chapter, sub.notebook, "error", sub.error)
     if lab is None or reference is None:
         grade.error = grade.error or f"{sub.path}: no such lab"
@@ -234,10 +239,10 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: dict | N
     return grade
 
 
-def complete(result: dict, lab: Lab, restored: Restored) -> bool:
+def complete(result: JobResult, lab: Lab, restored: Restored) -> bool:
     """A genuine result has an observation for every probe and a record of every test cell that ran."""
     ran = {c.key for c in in_focus(lab, restored.cells) if c.graded}
-    return set(result["probes"]) == set(lab.probes) and ran <= set(result["cells"])
+    return set(result.probes) == set(lab.probes) and ran <= set(result.cells)
 
 
 def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,

@@ -11,8 +11,9 @@ import os
 import resource
 import stat
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from graders.boundary.protocol import Limits
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x08000000, 0x10000000, 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -23,26 +24,6 @@ PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 CAP_VERSION_3 = 0x20080522
 
 _libc = ctypes.CDLL(None, use_errno=True)
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-submission resource limits."""
-
-    wall_seconds: float = 300.0
-    cpu_seconds: int = 600
-    memory_bytes: int = 4 << 30  # address space beyond what the warm process already maps
-    processes: int = 128  # processes and threads of the job's uid
-    output_bytes: int = 2 << 20  # stdout + stderr
-    result_bytes: int = 64 << 20
-    file_bytes: int = 64 << 20  # largest file the job may write
-    tmp_bytes: int = 512 << 20  # its private /tmp
-
-    @property
-    def cpu_backstop_seconds(self) -> int:
-        """Each process's own CPU rlimit: above the job's budget, so that the watchdog (which sums all
-        the job's processes) ends a spinning job first, as "cpu limit", not as a process killed by SIGXCPU."""
-        return self.cpu_seconds + max(5, self.cpu_seconds // 10)
 
 
 def _check(result: int, what: str) -> None:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graders.boundary.protocol import ASK_PROBES, DoneHeader, JobSpec, ProbeRequest, Ready, Status
+from graders.boundary.protocol import ASK_PROBES, DoneHeader, JobSpec, Limits, ProbeRequest, Ready, Status
 from graders.inside import jail
 from zygote.child import close_all_but, reseed
 from zygote.frames import frame, read_frame, write_all, write_frame
@@ -137,7 +137,7 @@ def _job_process(spec: JobSpec, pipes: dict[str, int], notes: list[str]) -> None
     from graders.boundary import wire
     from graders.inside.job import execute_cells, run_probes
 
-    limits = jail.Limits(**spec.limits)
+    limits = spec.limits
     _step(notes, "private /tmp", lambda: jail.fresh_tmp(limits.tmp_bytes, spec.keep))
     _step(notes, "loopback", loopback_up)
     os.environ.clear()
@@ -192,7 +192,7 @@ def _serve(out: int) -> None:
         for name in ("output", "control", "result"):
             os.close(pairs[name][1])
         os.close(pairs["probes"][0])
-        watch = _Watch(pid, jail.Limits(**spec.limits), {n: pairs[n][0] for n in ("output", "control", "result")},
+        watch = _Watch(pid, spec.limits, {n: pairs[n][0] for n in ("output", "control", "result")},
                        pairs["probes"][1], lambda: _ask_for_probes(out))
         header, result = _finish(pid, watch, started)
         write_frame(out, header.to_frame())
@@ -220,7 +220,7 @@ class _Watch:
     namespace cannot start one).
     """
 
-    def __init__(self, pid: int, limits: jail.Limits, reads: dict[str, int], probes_fd: int,
+    def __init__(self, pid: int, limits: Limits, reads: dict[str, int], probes_fd: int,
                  fetch_probes: Callable[[], bytes]) -> None:
         self.pid, self.limits, self.selector, self.fetch_probes = pid, limits, selectors.DefaultSelector(), fetch_probes
         self.probes_fd, self.pending = probes_fd, memoryview(b"")

@@ -107,7 +107,7 @@ def grade(
     if jobs < 0 or timeout <= 0 or memory_bytes <= 0 or cpu <= 0:
         fail("--jobs, --timeout, --memory and --cpu must be positive")
     # torch loads with the pipeline: only once the options are known to be good
-    from graders.inside.jail import Limits
+    from graders.boundary.protocol import Limits
     from graders.pipeline import BadRequest, GradeRequest, grade_submissions
     from labs.tables import print_grade_run
 

@@ -4,35 +4,26 @@ zygote (:mod:`graders.inside.zygote`), which forks a jailed process per job (:mo
 The sandbox sees the Python installation, the venv and the ``labutils``, ``graders`` and ``zygote`` packages,
 read-only, and nothing else of the machine's files: no course sources, no gradebook, no other
 submission. Of ``/etc`` it sees a few files written for it (accounts, name lookup) and the few the
-libraries read (:data:`HOST_FILES`); of ``/sys`` only the CPU list torch reads, so no cgroup counters. Results come back on :mod:`graders.boundary.wire`, decoded here under a budget before anything reads them.
+libraries read (:data:`HOST_FILES`); of ``/sys`` only the CPU list torch reads, so no cgroup counters. Results come back on :mod:`graders.boundary.wire`, read by :mod:`graders.boundary.job_result` under a
+budget before anything reads them.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from graders.boundary.protocol import (
-    KIND_ASK_PROBES,
-    KIND_DONE,
-    DoneHeader,
-    JobSpec,
-    Outcome,
-    ProbeRequest,
-    Status,
-)
+from graders.boundary.job_result import JobOutcome, completed, outcome_of, supervisor_said
+from graders.boundary.protocol import JobSpec, Limits, ProbeRequest, Status
 from graders.grader.sandbox import cgroups, watchdog
-from graders.inside.jail import Limits
 from graders.inside.job import Job
 from zygote.frames import read_frame, write_frame
 
@@ -43,13 +34,6 @@ SYSTEM_BINDS = ("/usr",)
 HOST_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/fonts", "/sys/devices/system/cpu")
 HOSTNAME = "sandbox"
 SYSTEM_LINKS = {"/lib": "usr/lib", "/lib64": "usr/lib64", "/bin": "usr/bin", "/sbin": "usr/sbin"}
-
-
-@dataclass
-class JobOutcome(Outcome):
-    """What came back from one job: its status, costs, isolation notes and (plain) result."""
-
-    result: dict[str, Any] | None = None
 
 
 # What runs inside the sandbox imports these, and nothing else of the project (never the labs tool).
@@ -225,7 +209,7 @@ class Worker:
         """Run ``job`` in a fresh jailed process; restarts the sandbox if it died."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        spec = JobSpec(list(job.cells), asdict(self.limits),
+        spec = JobSpec(list(job.cells), self.limits,
                        FIRST_UID + self.slot, self.uid_optional, {**job_env(self.threads), **job.env},
                        base_processes(), [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")])
         probes = ProbeRequest(job.probes_source, job.probes_file, job.salt, job.traceback, job.probes_only)
@@ -246,11 +230,7 @@ class Worker:
         outcome = outcome_of(header)
         if outcome.status != Status.OK and (broken or (self.group and self.group.oom_kills() > oom_kills)):
             outcome.status = broken or Status.MEMORY_LIMIT
-        if outcome.status == Status.OK:
-            outcome.result = parse_result(header, result)
-            if outcome.result is None:
-                outcome.status = Status.BAD_RESULT
-        return outcome
+        return completed(outcome, header, result)
 
     def _pipes(self) -> tuple[int, int]:
         """The running zygote's stdin and stdout descriptors."""
@@ -263,14 +243,12 @@ class Worker:
         """Frames from the supervisor until its final header; probes go in only when it asks."""
         asked = False
         while (frame := read_frame(stdout)) is not None:
-            message = read_header(frame)
-            if message is None:
-                return None
-            if message.get("kind") == KIND_ASK_PROBES and not asked:
+            said = supervisor_said(frame)
+            if said.asks_for_probes and not asked:
                 asked = True
                 write_frame(stdin, probes)
-            elif message.get("kind") == KIND_DONE:
-                return message
+            elif said.done is not None:
+                return said.done
             else:
                 return None
         return None
@@ -325,44 +303,6 @@ def set_oom_floor(pid: int) -> None:
             pass
 
 
-HEADER_BYTES = 4 << 20
-HEADER_VALUES = 100_000  # JSON values in a header (wire.values_in): a supervisor's honest one holds a few hundred
-EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
-
-
-def read_header(frame: bytes) -> dict[str, Any] | None:
-    """A supervisor's JSON message, or None when it is not a small JSON object."""
-    from graders.boundary import wire  # torch: a worker starts before the grader has imported it
-
-    if len(frame) > HEADER_BYTES or wire.values_in(frame) > HEADER_VALUES:
-        return None
-    try:
-        message = json.loads(frame)
-    except (ValueError, RecursionError):
-        return None
-    return message if isinstance(message, dict) else None
-
-
-def outcome_of(header: dict[str, Any]) -> JobOutcome:
-    """The header's fields, each of the type it must have (a wrong one makes the job's status "bad result")."""
-    done = DoneHeader.from_message(header)
-    if done is None:
-        return JobOutcome(Status.BAD_RESULT)
-    return JobOutcome(done.status, done.seconds, done.cpu_seconds, done.max_rss_mb, done.output_tail, done.isolation)
-
-
-def parse_cells(cells: Any) -> dict[str, dict[str, Any]] | None:
-    """The test cells' ``{"ok": bool, "error": str}`` records (errors cut short), or None."""
-    if not isinstance(cells, dict) or len(cells) > 10_000:
-        return None
-    out = {}
-    for key, cell in cells.items():
-        if not (isinstance(cell, dict) and type(cell.get("ok")) is bool and isinstance(cell.get("error"), str)):
-            return None
-        out[key] = {"ok": cell["ok"], "error": cell["error"][:EXCERPT_CHARS]}
-    return out
-
-
 def start_failure_hint(log: Path | None) -> str:
     """Why a sandbox did not start, when its log says so: ``: <last line>; <the fix>`` (else empty)."""
     try:
@@ -375,27 +315,3 @@ def start_failure_hint(log: Path | None) -> str:
         return (f": {last.strip()}; the sandbox imports only what it binds ({', '.join(PROJECT_PACKAGES)} from "
                 f"{package_path()}): is the project installed in the venv ({sys.executable})? pip install -e .")
     return f": {last.strip()}" if last else ""
-
-
-def parse_result(header: dict, data: bytes) -> dict[str, Any] | None:
-    """``{"cells", "probes"}`` when the job's answer is well formed and within budget; None otherwise."""
-    from graders.boundary import wire
-
-    cells = parse_cells(header.get("cells"))
-    try:
-        result = wire.decode(data)
-    except wire.WireError:
-        return None
-    if cells is None or not isinstance(result, dict) or not isinstance(result.get("probes"), dict):
-        return None
-    probes_ok = all(probe_record_ok(p) for p in result["probes"].values())
-    return {"cells": cells, "probes": result["probes"]} if probes_ok else None
-
-
-def probe_record_ok(record: Any) -> bool:
-    """One probe's record: ``{"value"}`` or ``{"error": str}``, each with or without ``"contracts"``,
-    a dict (what the notebook's functions changed, :mod:`graders.inside.contracts`)."""
-    if not isinstance(record, dict) or not isinstance(record.get("contracts", {}), dict):
-        return False
-    keys = set(record) - {"contracts"}
-    return keys == {"value"} or (keys == {"error"} and isinstance(record["error"], str))
