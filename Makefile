@@ -111,6 +111,7 @@ lint: style typecheck
 
 style: venv
 	$(BIN)/ruff check labutils graders labs zygote tests benchmarks ci
+	$(BIN)/ruff format --check labutils graders labs zygote tests benchmarks ci
 	$(BIN)/labs lint course
 
 typecheck: venv

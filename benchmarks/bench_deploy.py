@@ -54,7 +54,9 @@ def compile_costs() -> list[tuple[str, float, float]]:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(CACHE))
     rows = []
     for state in ("cold cache", "warm cache"):
-        out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", FIRST_CALL], env=env, capture_output=True, text=True, check=True
+        )
         first, second = map(float, out.stdout.split()[-2:])
         rows.append((state, first, second))
     return rows
@@ -62,7 +64,9 @@ def compile_costs() -> list[tuple[str, float, float]]:
 
 def median_ms(fn, x: torch.Tensor, threads: int | None = None) -> float:
     """Median of torch.utils.benchmark blocked_autorange, in ms."""
-    timer = benchmark.Timer("fn(x)", globals={"fn": fn, "x": x}, num_threads=threads or torch.get_num_threads())
+    timer = benchmark.Timer(
+        "fn(x)", globals={"fn": fn, "x": x}, num_threads=threads or torch.get_num_threads()
+    )
     return timer.blocked_autorange(min_run_time=1.0).median * 1e3
 
 
@@ -74,18 +78,35 @@ def latency_rows() -> list[tuple[str, str, float, float, float | None, float | N
             x = torch.randn(n)
             compiled = torch.compile(gelu_like, dynamic=False)
             torch.testing.assert_close(compiled(x), gelu_like(x))
-            rows.append(("elementwise chain", f"{n:,} elements", median_ms(gelu_like, x), median_ms(compiled, x),
-                         None, None))
+            rows.append(
+                (
+                    "elementwise chain",
+                    f"{n:,} elements",
+                    median_ms(gelu_like, x),
+                    median_ms(compiled, x),
+                    None,
+                    None,
+                )
+            )
     torch.manual_seed(0)
     width = 512
-    mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(),
-                              torch.nn.Linear(4 * width, width)).eval()
-    exported = torch.export.export(mlp, (torch.randn(4, width),), dynamic_shapes=({0: Dim("b", min=1, max=1024)},))
+    mlp = torch.nn.Sequential(
+        torch.nn.Linear(width, 4 * width), torch.nn.GELU(), torch.nn.Linear(4 * width, width)
+    ).eval()
+    exported = torch.export.export(
+        mlp, (torch.randn(4, width),), dynamic_shapes=({0: Dim("b", min=1, max=1024)},)
+    )
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "mlp.onnx")
         with deploy.quiet_onnx_export():
-            torch.onnx.export(mlp, (torch.randn(4, width),), path, dynamo=True, verbose=False,
-                              dynamic_shapes=({0: Dim("b", min=1, max=1024)},))
+            torch.onnx.export(
+                mlp,
+                (torch.randn(4, width),),
+                path,
+                dynamo=True,
+                verbose=False,
+                dynamic_shapes=({0: Dim("b", min=1, max=1024)},),
+            )
         session = deploy.ort_session(path)
     with torch.inference_mode():
         for b in (1, 256):
@@ -148,8 +169,12 @@ def main() -> None:
         "",
         "| workload | size | eager | torch.compile | torch.export program | onnxruntime (CPU) | compile speedup |",
         "|---|---|---:|---:|---:|---:|---:|",
-        *[f"| {w} | {s} | {fmt(e)} | {fmt(c)} | {fmt(x)} | {fmt(o)} | {e / c:.2f}x |" if c else
-          f"| {w} | {s} | {fmt(e)} | - | - | - | - |" for w, s, e, c, x, o in rows],
+        *[
+            f"| {w} | {s} | {fmt(e)} | {fmt(c)} | {fmt(x)} | {fmt(o)} | {e / c:.2f}x |"
+            if c
+            else f"| {w} | {s} | {fmt(e)} | - | - | - | - |"
+            for w, s, e, c, x, o in rows
+        ],
         "",
         "Reading it:",
         "- Correctness is asserted before every timing; speed is only reported (it depends on the machine).",
@@ -161,9 +186,14 @@ def main() -> None:
     ]
     notebooks = notebook_rows(args.report)
     if notebooks:
-        lines += ["", "## Notebook wall times (`labs run`, cold Inductor cache)", "",
-                  "| notebook | mode | status | seconds |", "|---|---|---|---:|",
-                  *[f"| {nb} | {mode} | {status} | {sec:.1f} |" for nb, mode, status, sec in notebooks]]
+        lines += [
+            "",
+            "## Notebook wall times (`labs run`, cold Inductor cache)",
+            "",
+            "| notebook | mode | status | seconds |",
+            "|---|---|---|---:|",
+            *[f"| {nb} | {mode} | {status} | {sec:.1f} |" for nb, mode, status, sec in notebooks],
+        ]
     OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -41,8 +41,11 @@ def submissions(lab: Path, wrong_dir: Path, count: int) -> dict[str, nbformat.No
     crash = nbformat.from_dict(json.loads(json.dumps(source)))
     # the first solution cell reads far outside an array (no import the grader's vetting refuses): the
     # kernel dies of SIGSEGV, nothing after this runs
-    next(c for c in crash.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")).source += \
+    next(
+        c for c in crash.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+    ).source += (
         "\nimport numpy\nnumpy.lib.stride_tricks.as_strided(numpy.zeros(1), (1 << 20,), (1 << 30,)).sum()"
+    )
     kinds = ["correct"] * 4 + ["wrong"] * 3 + ["blank"] * 2 + ["crash"]
     made = {}
     for i in range(count):
@@ -66,7 +69,8 @@ def nbgrader_course(root: Path, chapter: str, lab: Path, subs: dict[str, nbforma
     shutil.copy2(lab, root / "source" / chapter / lab.name)
     (root / "nbgrader_config.py").write_text(
         f"c.CourseDirectory.root = {str(root)!r}\nc.CourseDirectory.course_id = 'bench'\n"
-        "c.ExecutePreprocessor.timeout = 300\n")
+        "c.ExecutePreprocessor.timeout = 300\n"
+    )
     run([str(BIN / "nbgrader"), "generate_assignment", chapter, "--force"], root)
     for student, nb in subs.items():
         folder = root / "submitted" / student / chapter
@@ -95,8 +99,20 @@ def one_round(out: Path, chapter: str, labs_first: bool) -> tuple[float, float]:
     shutil.rmtree(out / "labs", ignore_errors=True)
     tools = {
         "nbgrader": lambda: run([str(BIN / "nbgrader"), "autograde", chapter, "--force"], out / "nbgrader"),
-        "labs": lambda: run([str(BIN / "labs"), "grade", str(out / "nbgrader" / "submitted"), "--chapter", chapter,
-                             "--root", str(out / "labs"), "--jobs", "2"], Path.cwd()),
+        "labs": lambda: run(
+            [
+                str(BIN / "labs"),
+                "grade",
+                str(out / "nbgrader" / "submitted"),
+                "--chapter",
+                chapter,
+                "--root",
+                str(out / "labs"),
+                "--jobs",
+                "2",
+            ],
+            Path.cwd(),
+        ),
     }
     seconds = {name: tools[name]() for name in (("labs", "nbgrader") if labs_first else ("nbgrader", "labs"))}
     return seconds["nbgrader"], seconds["labs"]
@@ -106,7 +122,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--chapter", default="02_tensors")
     parser.add_argument("--count", type=int, default=20)
-    parser.add_argument("--rounds", type=int, default=3, help="runs of each tool, alternating which goes first")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="runs of each tool, alternating which goes first"
+    )
     parser.add_argument("--out", type=Path, default=Path("build/bench_grade"))
     args = parser.parse_args()
     ensure_tools_on_path()
@@ -123,18 +141,27 @@ def main() -> None:
     correct = [s for s in subs if s.endswith("correct")][0]
     own = own_code_seconds(lab, subs[correct])
     print(f"machine: {os.cpu_count()} cores; load average before: {load_before}, after: {os.getloadavg()}")
-    print(f"{args.count} submissions of {args.chapter}/{lab.name}; {args.rounds} rounds, each tool once a round, "
-          "the first alternating")
+    print(
+        f"{args.count} submissions of {args.chapter}/{lab.name}; {args.rounds} rounds, each tool once a round, "
+        "the first alternating"
+    )
     print("rounds (nbgrader s, labs s): " + ", ".join(f"({a:.1f}, {b:.1f})" for a, b in rounds))
-    print(f"nbgrader autograde (no sandbox): median {stock:.1f} s = {stock / args.count:.2f} s per submission")
-    print(f"labs grade -j 2 (bubblewrap):   median {ours:.1f} s = {ours / args.count:.2f} s per submission "
-          f"(whole command: sandbox start, reference run, gradebook, reports)")
+    print(
+        f"nbgrader autograde (no sandbox): median {stock:.1f} s = {stock / args.count:.2f} s per submission"
+    )
+    print(
+        f"labs grade -j 2 (bubblewrap):   median {ours:.1f} s = {ours / args.count:.2f} s per submission "
+        f"(whole command: sandbox start, reference run, gradebook, reports)"
+    )
     ratios = sorted(a / b for a, b in rounds)
     print(f"throughput ratio: {stock / ours:.2f}x (medians); per round {ratios[0]:.2f}x to {ratios[-1]:.2f}x")
-    print(f"sandbox job wall per submission: median {statistics.median(job_seconds.values()):.2f} s; "
-          f"a correct submission's own cells unsandboxed in a warm shell: {own:.2f} s; "
-          f"overhead: {job_seconds[correct] - own:.2f} s")
+    print(
+        f"sandbox job wall per submission: median {statistics.median(job_seconds.values()):.2f} s; "
+        f"a correct submission's own cells unsandboxed in a warm shell: {own:.2f} s; "
+        f"overhead: {job_seconds[correct] - own:.2f} s"
+    )
     print("isolation: " + "; ".join(results["isolation"]))
+
 
 if __name__ == "__main__":
     main()

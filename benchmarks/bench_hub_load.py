@@ -138,9 +138,23 @@ def run(students: int, cell_count: int, scratch: Path) -> dict:
     cells = first_cells(cell_count)
     with hub_server(scratch, people=("teacher", *names), options=("--cull-idle", "0")) as hub:
         python = str(Path(sys.executable).parent / "labs")
-        out = run_as("teacher", [python, "release", CHAPTER, "--exchange", "--exchange-root", str(hub.exchange),
-                                    "--build", str(hub.build), "--workspace",
-                                    str(hub.home("teacher") / "student"), "--course", str(hub.course)])
+        out = run_as(
+            "teacher",
+            [
+                python,
+                "release",
+                CHAPTER,
+                "--exchange",
+                "--exchange-root",
+                str(hub.exchange),
+                "--build",
+                str(hub.build),
+                "--workspace",
+                str(hub.home("teacher") / "student"),
+                "--course",
+                str(hub.course),
+            ],
+        )
         if out.returncode != 0:
             raise RuntimeError(f"labs release: {out.stdout}{out.stderr}")
         cpu_before = class_cpu_seconds(hub)
@@ -148,44 +162,67 @@ def run(students: int, cell_count: int, scratch: Path) -> dict:
         results = asyncio.run(whole_class(hub, names, cells))
         wall = time.monotonic() - began
         cpu = class_cpu_seconds(hub) - cpu_before
-        out = run_as("teacher", [python, "collect", CHAPTER, "--root", str(hub.grading), "--exchange-root",
-                                    str(hub.exchange), "--course", str(hub.course)])
+        out = run_as(
+            "teacher",
+            [
+                python,
+                "collect",
+                CHAPTER,
+                "--root",
+                str(hub.grading),
+                "--exchange-root",
+                str(hub.exchange),
+                "--course",
+                str(hub.course),
+            ],
+        )
         collected = sorted(p.parent.name for p in (hub.grading / "submitted").glob(f"*/{CHAPTER}"))
     ready = [r.ready_s for r in results if not r.error]
     latency = [s for r in results for s in r.cells_s]
     return {
-        "students": students, "cells": len(cells), "finished": sum(r.finished for r in results),
-        "collected": len(collected), "collect_output": (out.stdout + out.stderr)[-2000:],
-        "ready_p50_s": percentile(ready, 0.5), "ready_p95_s": percentile(ready, 0.95),
+        "students": students,
+        "cells": len(cells),
+        "finished": sum(r.finished for r in results),
+        "collected": len(collected),
+        "collect_output": (out.stdout + out.stderr)[-2000:],
+        "ready_p50_s": percentile(ready, 0.5),
+        "ready_p95_s": percentile(ready, 0.95),
         "ready_max_s": max(ready, default=0.0),
-        "cell_p50_s": percentile(latency, 0.5), "cell_p95_s": percentile(latency, 0.95),
-        "cell_max_s": max(latency, default=0.0), "wall_s": wall, "class_cpu_s": cpu,
+        "cell_p50_s": percentile(latency, 0.5),
+        "cell_p95_s": percentile(latency, 0.95),
+        "cell_max_s": max(latency, default=0.0),
+        "wall_s": wall,
+        "class_cpu_s": cpu,
         "errors": {r.name: r.error for r in results if r.error},
         "per_student": [asdict(r) for r in results],
         "machine": f"{platform.node()}: {os.cpu_count()} cores, "
-                   f"{psutil.virtual_memory().total / 2**30:.0f} GiB, load {os.getloadavg()[0]:.1f} at the end",
+        f"{psutil.virtual_memory().total / 2**30:.0f} GiB, load {os.getloadavg()[0]:.1f} at the end",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 
 
 def markdown_row(figures: dict) -> str:
     """The row of docs/benchmarks.md's summary table."""
-    return (f"| a class at once on `labs hub`: {figures['students']} students sign in, start a kernel, fetch "
-            f"{CHAPTER}, run lesson 1_graphs' first {figures['cells']} cells and submit (REST + kernel websockets, "
-            f"127.0.0.1; `sudo .venv/bin/python benchmarks/bench_hub_load.py --students {figures['students']}`) | "
-            f"all finish, all collected | {figures['finished']}/{figures['students']} finished, "
-            f"{figures['collected']} collected; sign-in to kernel ready p50 {figures['ready_p50_s']:.1f} s, "
-            f"p95 {figures['ready_p95_s']:.1f} s; cell latency p50 {figures['cell_p50_s']:.2f} s, "
-            f"p95 {figures['cell_p95_s']:.2f} s; {figures['wall_s']:.0f} s wall, {figures['class_cpu_s']:.0f} CPU-s; "
-            f"{figures['machine']}, {figures['date']} | "
-            f"{'yes' if figures['finished'] == figures['collected'] == figures['students'] else 'no'} |")
+    return (
+        f"| a class at once on `labs hub`: {figures['students']} students sign in, start a kernel, fetch "
+        f"{CHAPTER}, run lesson 1_graphs' first {figures['cells']} cells and submit (REST + kernel websockets, "
+        f"127.0.0.1; `sudo .venv/bin/python benchmarks/bench_hub_load.py --students {figures['students']}`) | "
+        f"all finish, all collected | {figures['finished']}/{figures['students']} finished, "
+        f"{figures['collected']} collected; sign-in to kernel ready p50 {figures['ready_p50_s']:.1f} s, "
+        f"p95 {figures['ready_p95_s']:.1f} s; cell latency p50 {figures['cell_p50_s']:.2f} s, "
+        f"p95 {figures['cell_p95_s']:.2f} s; {figures['wall_s']:.0f} s wall, {figures['class_cpu_s']:.0f} CPU-s; "
+        f"{figures['machine']}, {figures['date']} | "
+        f"{'yes' if figures['finished'] == figures['collected'] == figures['students'] else 'no'} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; 0 when every student finished and every submission was collected."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--students", type=int, default=20)
-    parser.add_argument("--cells", type=int, default=5, help="the lesson's first code cells each student runs")
+    parser.add_argument(
+        "--cells", type=int, default=5, help="the lesson's first code cells each student runs"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-hub-load-") as scratch:

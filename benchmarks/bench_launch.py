@@ -74,8 +74,19 @@ def with_torchrun_cli() -> None:
         script = Path(tmp) / "job.py"
         script.write_text(SCRIPT)
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
-        subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2",
-                        str(script)], check=True, env=env, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                "--nproc-per-node=2",
+                str(script),
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
 
 
 def with_magic() -> None:
@@ -105,8 +116,11 @@ def main() -> None:
         ("`%%torchrun -n 2` (`run_cell`, torchrun underneath)", timed(with_magic, args.repeats)),
     ]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    lines = ["| launcher | median (s) | min (s) | max (s) |", "|---|---:|---:|---:|",
-             f"| `launch(fn, 2)`, first call of the process (starts the zygote) | {first_warm:.2f} | - | - |"]
+    lines = [
+        "| launcher | median (s) | min (s) | max (s) |",
+        "|---|---:|---:|---:|",
+        f"| `launch(fn, 2)`, first call of the process (starts the zygote) | {first_warm:.2f} | - | - |",
+    ]
     lines += [f"| {name} | {statistics.median(t):.2f} | {min(t):.2f} | {max(t):.2f} |" for name, t in rows]
     text = "\n".join(lines) + f"\n\nrepeats: {args.repeats}; load average after the run: {load}\n"
     print(text)

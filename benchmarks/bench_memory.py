@@ -32,8 +32,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from labutils.memory import MemoryTracker
 
 
-def make_step(batch: int, width: int, depth: int) -> tuple[Callable[[], None], nn.Module, torch.optim.Optimizer,
-                                                           tuple[torch.Tensor, torch.Tensor]]:
+def make_step(
+    batch: int, width: int, depth: int
+) -> tuple[Callable[[], None], nn.Module, torch.optim.Optimizer, tuple[torch.Tensor, torch.Tensor]]:
     """An MLP, Adam (state already created) and a step closure."""
     torch.manual_seed(0)
     layers: list[nn.Module] = []
@@ -89,8 +90,9 @@ def run(repeats: int, batch: int, width: int, depth: int) -> dict[str, dict[str,
             tracker.timeline.peaks()
 
     def profiled(read: bool) -> None:
-        with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
-                     with_stack=True) as prof:
+        with profile(
+            activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True, with_stack=True
+        ) as prof:
             step()
         if read:  # what any memory question to the profiler needs: its events, aggregated
             prof.key_averages(group_by_input_shape=True)
@@ -99,9 +101,14 @@ def run(repeats: int, batch: int, width: int, depth: int) -> dict[str, dict[str,
         with _CountOps():
             step()
 
-    ways = {"untracked": step, EMPTY_MODE: empty_mode, TRACKER: lambda: tracked(False),
-            TRACKER_READ: lambda: tracked(True), PROFILER: lambda: profiled(False),
-            PROFILER_READ: lambda: profiled(True)}
+    ways = {
+        "untracked": step,
+        EMPTY_MODE: empty_mode,
+        TRACKER: lambda: tracked(False),
+        TRACKER_READ: lambda: tracked(True),
+        PROFILER: lambda: profiled(False),
+        PROFILER_READ: lambda: profiled(True),
+    }
     for fn in ways.values():  # warm-up
         fn()
     with _CountOps() as counter:
@@ -113,8 +120,10 @@ def run(repeats: int, batch: int, width: int, depth: int) -> dict[str, dict[str,
             wall, cpu = timed(fn)
             walls[name].append(wall)
             cpus[name].append(cpu)
-    medians = {name: {"wall": statistics.median(walls[name]) * 1e3, "cpu": statistics.median(cpus[name]) * 1e3}
-               for name in ways}
+    medians = {
+        name: {"wall": statistics.median(walls[name]) * 1e3, "cpu": statistics.median(cpus[name]) * 1e3}
+        for name in ways
+    }
     medians["aten ops per step"] = {"wall": float(counter.count), "cpu": float(counter.count)}
     return medians
 
@@ -128,7 +137,9 @@ def section(ms: dict[str, dict[str, float]], batch: int, width: int, depth: int)
     vs_collect = (cpu[PROFILER] - base) / max(ours - base, 1e-9)
     vs_read = (cpu[PROFILER_READ] - base) / max(ours_read - base, 1e-9)
     verdict = {True: "met", False: "NOT met"}
-    rows = [f"| {name} | {v['cpu']:.2f} | {v['cpu'] / base:.2f} | {v['wall']:.2f} |" for name, v in ms.items()]
+    rows = [
+        f"| {name} | {v['cpu']:.2f} | {v['cpu'] / base:.2f} | {v['wall']:.2f} |" for name, v in ms.items()
+    ]
     return [
         f"## Step: MLP {depth} x (Linear({width}, {width}) + ReLU), Linear({width}, 10), batch {batch} "
         f"({n_ops} aten ops)",
@@ -183,10 +194,13 @@ def report(sections: list[list[str]], args: argparse.Namespace) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--steps", default="128x512x4,256x1024x4",
-                        help="comma-separated step sizes BATCHxWIDTHxDEPTH")
+    parser.add_argument(
+        "--steps", default="128x512x4,256x1024x4", help="comma-separated step sizes BATCHxWIDTHxDEPTH"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (1: steadier)")
     parser.add_argument("--out", type=Path, default=None, help="write the markdown fragment here")
     args = parser.parse_args()

@@ -26,8 +26,10 @@ from torch.export import Dim
 from graders.inside.rules import forbidden
 from labutils import deploy
 
-ORT_RUNS = {"onnxruntime": onnxruntime.InferenceSession.run,
-            "onnxruntime (C session)": onnxruntime.capi._pybind_state.InferenceSession.run}
+ORT_RUNS = {
+    "onnxruntime": onnxruntime.InferenceSession.run,
+    "onnxruntime (C session)": onnxruntime.capi._pybind_state.InferenceSession.run,
+}
 
 
 def export_and_run(folder: str) -> None:
@@ -65,6 +67,7 @@ def in_window(run: Callable[[], None]) -> Callable[[], None]:
         with forbidden(count=ORT_RUNS) as seen:
             run()
         assert seen.ops, "the window did not see onnxruntime run"
+
     return windowed
 
 
@@ -80,7 +83,9 @@ def main() -> None:
         floor = min(cpu_seconds(lambda: events_of(run)) for _ in range(args.repeat))
         window = min(cpu_seconds(in_window(run)) for _ in range(args.repeat))
         events = events_of(run)
-    print(f"torch {torch.__version__}, {events / 1e6:.2f} M profile events per export, best of {args.repeat}\n")
+    print(
+        f"torch {torch.__version__}, {events / 1e6:.2f} M profile events per export, best of {args.repeat}\n"
+    )
     print("| run | CPU s | overhead per event |")
     print("|---|---|---|")
     print(f"| no hook | {plain:.2f} | - |")

@@ -32,13 +32,16 @@ def make_notebooks(folder: Path, count: int) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(count):
-        nb = nbf.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
-                                                          "language": "python"}})
-        nb.cells = [nbf.v4.new_code_cell('DEVICE = "auto"\nSMOKE = False', metadata={"tags": ["parameters"]}),
-                    nbf.v4.new_code_cell("import torch"),
-                    nbf.v4.new_code_cell(f"x = torch.arange({i + 3})"),
-                    nbf.v4.new_code_cell("y = x * 2"),
-                    nbf.v4.new_code_cell("assert int(y.sum()) == 2 * int(x.sum())")]
+        nb = nbf.v4.new_notebook(
+            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+        )
+        nb.cells = [
+            nbf.v4.new_code_cell('DEVICE = "auto"\nSMOKE = False', metadata={"tags": ["parameters"]}),
+            nbf.v4.new_code_cell("import torch"),
+            nbf.v4.new_code_cell(f"x = torch.arange({i + 3})"),
+            nbf.v4.new_code_cell("y = x * 2"),
+            nbf.v4.new_code_cell("assert int(y.sum()) == 2 * int(x.sum())"),
+        ]
         path = folder / f"nb_{i:02d}.ipynb"
         nbf.write(nb, path)
         paths.append(path)
@@ -48,8 +51,9 @@ def make_notebooks(folder: Path, count: int) -> list[Path]:
 def timed(command: list[str] | str, shell: bool = False, env: dict[str, str] | None = None) -> float:
     """Wall seconds of ``command``, which must succeed."""
     start = time.perf_counter()
-    subprocess.run(command, shell=shell, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env=env)
+    subprocess.run(
+        command, shell=shell, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     return time.perf_counter() - start
 
 
@@ -66,30 +70,67 @@ def main() -> None:
     args = parser.parse_args()
     shutil.rmtree(args.out, ignore_errors=True)
     notebooks = make_notebooks(args.out / "src", args.notebooks)
-    print(f"{datetime.datetime.now():%Y-%m-%d %H:%M} on {platform.node()}: {os.cpu_count()} CPUs, "
-          f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f} before", flush=True)
+    print(
+        f"{datetime.datetime.now():%Y-%m-%d %H:%M} on {platform.node()}: {os.cpu_count()} CPUs, "
+        f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f} before",
+        flush=True,
+    )
     outputs = args.out / "papermill"
     outputs.mkdir(parents=True)
     papermill = str(BIN / "papermill")
-    sequential = progress("papermill, sequential", sum(
-        timed([papermill, str(nb), str(outputs / nb.name), "-k", "python3", "-p", "SMOKE", "True",
-               "--no-progress-bar"]) for nb in notebooks))
-    parallel = progress("papermill, 2 at a time", timed(
-        f"ls {args.out / 'src'}/*.ipynb | xargs -P 2 -I{{}} sh -c "
-        f"'{papermill} {{}} {outputs}/$(basename {{}}) -k python3 -p SMOKE True --no-progress-bar'", shell=True))
-    labs_run = [str(BIN / "labs"), "run", str(args.out / "src"), "--jobs", "2", "--smoke", "--device", "cpu",
-                "--report"]
+    sequential = progress(
+        "papermill, sequential",
+        sum(
+            timed(
+                [
+                    papermill,
+                    str(nb),
+                    str(outputs / nb.name),
+                    "-k",
+                    "python3",
+                    "-p",
+                    "SMOKE",
+                    "True",
+                    "--no-progress-bar",
+                ]
+            )
+            for nb in notebooks
+        ),
+    )
+    parallel = progress(
+        "papermill, 2 at a time",
+        timed(
+            f"ls {args.out / 'src'}/*.ipynb | xargs -P 2 -I{{}} sh -c "
+            f"'{papermill} {{}} {outputs}/$(basename {{}}) -k python3 -p SMOKE True --no-progress-bar'",
+            shell=True,
+        ),
+    )
+    labs_run = [
+        str(BIN / "labs"),
+        "run",
+        str(args.out / "src"),
+        "--jobs",
+        "2",
+        "--smoke",
+        "--device",
+        "cpu",
+        "--report",
+    ]
     labs = progress("labs run", timed([*labs_run, str(args.out / "labs")]))
-    cold = progress("labs run, cold kernels", timed([*labs_run, str(args.out / "labs_cold")],
-                                                     env={**os.environ, "LABS_ZYGOTE": "0"}))
+    cold = progress(
+        "labs run, cold kernels",
+        timed([*labs_run, str(args.out / "labs_cold")], env={**os.environ, "LABS_ZYGOTE": "0"}),
+    )
     n = len(notebooks)
     print("| tool | total (s) | per notebook (s) |\n|---|---|---|")
     print(f"| papermill CLI, sequential | {sequential:.1f} | {sequential / n:.2f} |")
     print(f"| papermill CLI, 2 at a time (xargs -P 2) | {parallel:.1f} | {parallel / n:.2f} |")
     print(f"| labs run --jobs 2 | {labs:.1f} | {labs / n:.2f} |")
     print(f"| labs run --jobs 2, cold kernels (LABS_ZYGOTE=0) | {cold:.1f} | {cold / n:.2f} |")
-    print(f"\nspeed-up of labs run: {sequential / labs:.1f}x vs sequential papermill, "
-          f"{parallel / labs:.1f}x vs 2-way papermill, {cold / labs:.1f}x vs cold kernels ({n} notebooks)")
+    print(
+        f"\nspeed-up of labs run: {sequential / labs:.1f}x vs sequential papermill, "
+        f"{parallel / labs:.1f}x vs 2-way papermill, {cold / labs:.1f}x vs cold kernels ({n} notebooks)"
+    )
 
 
 if __name__ == "__main__":

@@ -123,8 +123,16 @@ def main() -> None:
     print("| lab | " + " | ".join(VARIANTS) + " | vetting (restore with / without) |")
     print("|---" * (len(VARIANTS) + 2) + "|")
     for chapter in args.chapters:
-        row = subprocess.run([sys.executable, __file__, "--one", chapter, "--repeat", str(args.repeat)],
-                             capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+        row = (
+            subprocess.run(
+                [sys.executable, __file__, "--one", chapter, "--repeat", str(args.repeat)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         print(row)
 
 

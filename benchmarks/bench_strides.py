@@ -46,8 +46,10 @@ def main() -> None:
         diagram = strides.show(t)
         png: list[bytes] = []
         t_show = seconds(lambda t=t, png=png: png.append(strides.show(t)._repr_png_()))
-        print(f"| {name} | {t.numel():.3g} | {t_print * 1e6:.0f} µs | {t_explain * 1e3:.1f} ms "
-              f"| {t_show * 1e3:.0f} ms | {len(diagram.plan.boxes)} | {len(png[0]) / 1024:.0f} |")
+        print(
+            f"| {name} | {t.numel():.3g} | {t_print * 1e6:.0f} µs | {t_explain * 1e3:.1f} ms "
+            f"| {t_show * 1e3:.0f} ms | {len(diagram.plan.boxes)} | {len(png[0]) / 1024:.0f} |"
+        )
 
 
 if __name__ == "__main__":

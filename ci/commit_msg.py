@@ -1,6 +1,6 @@
 """The commit-msg check of .pre-commit-config.yaml: a subject line of at most 72 characters, then a blank line.
 
-    python ci/commit_msg.py .git/COMMIT_EDITMSG      # exit 1 and one line saying why, else 0
+python ci/commit_msg.py .git/COMMIT_EDITMSG      # exit 1 and one line saying why, else 0
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ def problems(message: str) -> list[str]:
         return ["the subject line is empty"]
     found = []
     if len(lines[0]) > MAX_SUBJECT:
-        found.append(f"the subject is {len(lines[0])} characters, at most {MAX_SUBJECT}: {lines[0][:MAX_SUBJECT]}...")
+        found.append(
+            f"the subject is {len(lines[0])} characters, at most {MAX_SUBJECT}: {lines[0][:MAX_SUBJECT]}..."
+        )
     if len(lines) > 1 and lines[1].strip():
         found.append("the subject is followed by a blank line before the body")
     return found

@@ -108,7 +108,9 @@ def run_stage(stage: str, make: list[str], logs: Path, say) -> StageResult:
     return result
 
 
-def run_lane(lane: Lane, make: list[str], logs: Path, say, background: frozenset[str] = frozenset()) -> list[StageResult]:
+def run_lane(
+    lane: Lane, make: list[str], logs: Path, say, background: frozenset[str] = frozenset()
+) -> list[StageResult]:
     """The lane's stages in order, up to and including the first that fails."""
     results: list[StageResult] = []
     for stage in lane:
@@ -123,13 +125,17 @@ def run_lane(lane: Lane, make: list[str], logs: Path, say, background: frozenset
 def summary(results: list[StageResult], wall: float) -> str:
     """One line per stage, then the total wall time."""
     width = max(len(r.stage) for r in results)
-    lines = [f"  {r.stage:<{width}}  {r.status:<7}  "
-             + (f"{minutes(r.seconds)}  {r.cpu_seconds:.0f} CPU-s" if r.status != "not run" else "-")
-             for r in results]
+    lines = [
+        f"  {r.stage:<{width}}  {r.status:<7}  "
+        + (f"{minutes(r.seconds)}  {r.cpu_seconds:.0f} CPU-s" if r.status != "not run" else "-")
+        for r in results
+    ]
     failed = [r.stage for r in results if r.status != "passed"]
     verdict = f"failed: {', '.join(failed)}" if failed else "all passed"
     cpu = sum(r.cpu_seconds for r in results)
-    return "\n".join(["lanes: summary", *lines, f"lanes: {verdict} in {minutes(wall)} (wall), {cpu:.0f} CPU-s"])
+    return "\n".join(
+        ["lanes: summary", *lines, f"lanes: {verdict} in {minutes(wall)} (wall), {cpu:.0f} CPU-s"]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,11 +144,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lanes", nargs="+", help="comma-separated make targets, one argument per lane")
     parser.add_argument("--logs", type=Path, default=Path("build/logs"), help="where each stage's log goes")
     parser.add_argument("--make", default="make", help="the make program (a Makefile folder: -C DIR)")
-    parser.add_argument("--background", default="", help="comma-separated stages to run at a lower CPU priority")
+    parser.add_argument(
+        "--background", default="", help="comma-separated stages to run at a lower CPU priority"
+    )
     args = parser.parse_args(argv)
     try:
         lanes = parse_lanes(args.lanes)
-        background = frozenset(filter(None, args.background.split(",")))  # a stage no lane runs: nothing to do
+        background = frozenset(
+            filter(None, args.background.split(","))
+        )  # a stage no lane runs: nothing to do
     except ValueError as err:
         print(f"lanes: error: {err}", file=sys.stderr)
         return 2

@@ -26,8 +26,12 @@ SOLUTION_FILE_PATTERN = "*__*.py"
 SOLUTION_BEGIN, SOLUTION_END = "### BEGIN SOLUTION", "### END SOLUTION"
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 # A solution region with the indentation of its first marker (group 1) and its body (group 2).
-SOLUTION_REGION = re.compile(r"^([ \t]*)### BEGIN SOLUTION[^\n]*\n?(.*?)^[ \t]*### END SOLUTION[ \t]*$", re.S | re.M)
-HIDDEN_BLOCK = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.S | re.M)
+SOLUTION_REGION = re.compile(
+    r"^([ \t]*)### BEGIN SOLUTION[^\n]*\n?(.*?)^[ \t]*### END SOLUTION[ \t]*$", re.S | re.M
+)
+HIDDEN_BLOCK = re.compile(
+    r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[ \t]*\n?", re.S | re.M
+)
 
 
 class LayoutError(ValueError):
@@ -85,7 +89,11 @@ def chapters_with_labs(names: list[str] | None, course: Path) -> list[Path]:
 def solution_files(root: Path, chapter: str) -> list[tuple[str, Path]]:
     """``(solution grade_id, file)`` for each ``<grade_id>__<slug>.py`` under ``root/chapter``."""
     folder = root / chapter
-    return [(p.stem.split("__")[0], p) for p in sorted(folder.glob(SOLUTION_FILE_PATTERN))] if folder.is_dir() else []
+    return (
+        [(p.stem.split("__")[0], p) for p in sorted(folder.glob(SOLUTION_FILE_PATTERN))]
+        if folder.is_dir()
+        else []
+    )
 
 
 def nbgrader_meta(cell: dict[str, Any]) -> dict[str, Any]:
@@ -107,4 +115,3 @@ def solution_bodies(source: str) -> list[str]:
 def without_solutions(source: str, replacement: str = "raise NotImplementedError()") -> str:
     """``source`` with each solution region replaced the way nbgrader's release does it."""
     return SOLUTION_REGION.sub(lambda m: f"{m.group(1)}{replacement}", source)
-

@@ -83,7 +83,9 @@ class GradeRun:
     @property
     def complete(self) -> bool:
         """Every notebook graded, nothing refused, every report written."""
-        return not self.rejected and not self.problems and all(g.status == "graded" for g in self.batch.grades)
+        return (
+            not self.rejected and not self.problems and all(g.status == "graded" for g in self.batch.grades)
+        )
 
 
 def in_shard(subs: list[Submission], index: int, count: int) -> list[Submission]:
@@ -119,7 +121,9 @@ def lab_code(paths: LabPaths) -> list[str]:
     for path in (p for notebooks in paths.values() for p in notebooks):
         try:
             cells = nbformat.read(path, as_version=4).cells
-            code += [c.source for c in cells if c.get("cell_type") == "code" and isinstance(c.get("source"), str)]
+            code += [
+                c.source for c in cells if c.get("cell_type") == "code" and isinstance(c.get("source"), str)
+            ]
             code.append(coursedir.probes_file(path).read_text(encoding="utf-8"))
         except Exception:  # noqa: BLE001 - load_labs reports the file
             continue
@@ -165,8 +169,12 @@ def keep_books(root: Path, url: str, labs: Labs, batch: Batch, subs: list[Submis
             if id(grade) in failed:
                 remove_autograded(root, grade)
             else:
-                write_autograded(root, labs[(grade.chapter, grade.notebook)], grade,
-                                 submitted.get((grade.student, grade.chapter, grade.notebook)))
+                write_autograded(
+                    root,
+                    labs[(grade.chapter, grade.notebook)],
+                    grade,
+                    submitted.get((grade.student, grade.chapter, grade.notebook)),
+                )
         except Exception as err:  # noqa: BLE001 - one notebook's feedback copy failing leaves the others
             mark_grader_error(grade, "writing the autograded notebook of", reason(err))
 
@@ -178,8 +186,11 @@ def write_reports(batch: Batch, out: Path, root: Path) -> list[str]:
     from graders.nbgrader.reports import run_log_path, write_results, write_summary
 
     problems = []
-    for path, write in ((run_log_path(root), write_results), (out / "results.json", write_results),
-                        (out / "summary.html", write_summary)):
+    for path, write in (
+        (run_log_path(root), write_results),
+        (out / "results.json", write_results),
+        (out / "summary.html", write_summary),
+    ):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write(batch, path)
@@ -194,7 +205,9 @@ def _gradebook_ready(root: Path, url: str, labs: Labs, lab_paths: LabPaths) -> N
     try:
         ensure_assignments(root, url, labs, lab_paths)
     except Exception as err:  # a bad URL or server: one line
-        raise RuntimeError(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}") from err
+        raise RuntimeError(
+            f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        ) from err
 
 
 def class_salts(folder: Path, chapters: list[str]) -> dict[str, int]:
@@ -205,8 +218,11 @@ def class_salts(folder: Path, chapters: list[str]) -> dict[str, int]:
         raise BadRequest(f"{folder}: cannot keep the class's salts ({err})") from None
 
 
-def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = lambda _: None,
-                      on_graded: Callable[[NotebookGrade], None] = lambda _: None) -> GradeRun:
+def grade_submissions(
+    request: GradeRequest,
+    on_count: Callable[[int], None] = lambda _: None,
+    on_graded: Callable[[NotebookGrade], None] = lambda _: None,
+) -> GradeRun:
     """Grade ``request``'s share of the submissions in sandboxes into the gradebook, and write the reports.
 
     ``on_count`` hears how many notebooks will be graded, ``on_graded`` each one as it is done.
@@ -219,8 +235,11 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
     root, url = request.root.resolve(), request.db_url
     with tempfile.TemporaryDirectory(prefix="labs-grade-") as scratch:
         try:
-            found = gather(request.submissions, {c: {p.name for p in paths} for c, paths in lab_paths.items()},
-                           Path(scratch))
+            found = gather(
+                request.submissions,
+                {c: {p.name for p in paths} for c, paths in lab_paths.items()},
+                Path(scratch),
+            )
         except BadRequest:
             load_labs(lab_paths)  # a broken lab is the first thing to fix: named before the submissions
             raise
@@ -228,15 +247,31 @@ def grade_submissions(request: GradeRequest, on_count: Callable[[int], None] = l
         on_count(len(subs))
         jobs = request.jobs or os.cpu_count() or 1
         try:
-            sandboxes = start_sandboxes(modules_imported_by(lab_code(lab_paths)), sum(map(len, lab_paths.values())),
-                                        len(subs), jobs, request.limits, True, root / "logs")
+            sandboxes = start_sandboxes(
+                modules_imported_by(lab_code(lab_paths)),
+                sum(map(len, lab_paths.values())),
+                len(subs),
+                jobs,
+                request.limits,
+                True,
+                root / "logs",
+            )
             try:
                 labs = {key: replace(lab, vetted=request.vetted) for key, lab in load_labs(lab_paths).items()}
                 from graders.grader.grading import grade_batch
 
-                batch = grade_batch(labs, subs, jobs, request.limits, True, root / "logs", on_graded,
-                                    lambda: _gradebook_ready(root, url, labs, lab_paths), started=sandboxes,
-                                    salts=class_salts(request.salts_dir, list(lab_paths)))
+                batch = grade_batch(
+                    labs,
+                    subs,
+                    jobs,
+                    request.limits,
+                    True,
+                    root / "logs",
+                    on_graded,
+                    lambda: _gradebook_ready(root, url, labs, lab_paths),
+                    started=sandboxes,
+                    salts=class_salts(request.salts_dir, list(lab_paths)),
+                )
             finally:
                 sandboxes.close()
         except RuntimeError as err:

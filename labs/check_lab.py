@@ -55,13 +55,16 @@ def lab_of(notebook: Path, course: Path) -> tuple[str, Path]:
     chapter = coursedir.chapter_of(notebook)
     source = course / chapter / notebook.name
     if not coursedir.is_lab(notebook) or not source.is_file():
-        raise NotALab(f"{notebook}: not a lab of {course} (a lab is <chapter>/lab_*.ipynb, in a folder named "
-                      "after its chapter, such as student/03_modules/lab_modules.ipynb)")
+        raise NotALab(
+            f"{notebook}: not a lab of {course} (a lab is <chapter>/lab_*.ipynb, in a folder named "
+            "after its chapter, such as student/03_modules/lab_modules.ipynb)"
+        )
     return chapter, source
 
 
-def check_lab(notebook: Path, course: Path = defaults.COURSE, build: Path = defaults.BUILD,
-              timeout: float = 300) -> LabCheck:
+def check_lab(
+    notebook: Path, course: Path = defaults.COURSE, build: Path = defaults.BUILD, timeout: float = 300
+) -> LabCheck:
     """Grade ``notebook`` alone in the sandbox against its lab in ``course``; the student's view of the grade.
 
     Raises :class:`NotALab`, or :class:`graders.pipeline.BadRequest` (one line) when grading cannot start.
@@ -76,8 +79,14 @@ def check_lab(notebook: Path, course: Path = defaults.COURSE, build: Path = defa
         submitted = Path(scratch) / "submitted" / STUDENT / chapter
         submitted.mkdir(parents=True)
         shutil.copyfile(notebook, submitted / notebook.name)
-        request = GradeRequest(Path(scratch) / "submitted", [chapter], course, Path(scratch) / "root", jobs=1,
-                               limits=Limits(wall_seconds=timeout))
+        request = GradeRequest(
+            Path(scratch) / "submitted",
+            [chapter],
+            course,
+            Path(scratch) / "root",
+            jobs=1,
+            limits=Limits(wall_seconds=timeout),
+        )
         run = grade_submissions(request)
     if not run.batch.grades:  # refused before grading: a bad file (invalid JSON, too large ...)
         raise NotALab("; ".join(for_student(line) for line in run.rejected) or f"{notebook}: not graded")
@@ -92,7 +101,9 @@ def print_lab_check(result: LabCheck) -> None:
     for column in ("test cell", "points", "why"):
         table.add_column(column, overflow="fold")
     for grade_id, earned, points, why in result.cells:
-        table.add_row(escape(grade_id), f"{earned:g}/{points:g}", printable(why) if why else "[green]passed[/]")
+        table.add_row(
+            escape(grade_id), f"{earned:g}/{points:g}", printable(why) if why else "[green]passed[/]"
+        )
     console.print(table)
     if result.error:
         console.print(printable(f"{result.status}: {result.error}"), soft_wrap=True)

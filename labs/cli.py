@@ -17,9 +17,15 @@ import typer
 
 from labs.commands import author, hub, instructor, run, student
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.")
-new_app = typer.Typer(no_args_is_help=True, help="Scaffold a chapter or a lab that follows docs/authoring.md.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="PyTorch Labs: lint, run and check the course notebooks; release and grade labs.",
+)
+new_app = typer.Typer(
+    no_args_is_help=True, help="Scaffold a chapter or a lab that follows docs/authoring.md."
+)
 app.add_typer(new_app, name="new")
 
 new_app.command("chapter")(author.new_chapter)

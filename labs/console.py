@@ -47,10 +47,19 @@ class Bar:
 
 
 @contextmanager
-def progress_bar(label: str, out: Console, *, transient: bool = False, disable: bool = False) -> Iterator[Bar]:
+def progress_bar(
+    label: str, out: Console, *, transient: bool = False, disable: bool = False
+) -> Iterator[Bar]:
     """``label``, a bar, done/total and the time elapsed on ``out``, while the block runs."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=out,
-                  transient=transient, disable=disable) as progress:
+    with Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=out,
+        transient=transient,
+        disable=disable,
+    ) as progress:
         yield Bar(progress, progress.add_task(label, total=None))

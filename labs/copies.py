@@ -27,8 +27,20 @@ MIN_RUN = 3
 MIN_SOLUTION_TOKENS = 8
 VERBATIM_LIMIT = 0.5
 RENAMED_LIMIT = 0.65
-GLOBAL_NAMES = frozenset(dir(builtins)) | {"torch", "nn", "F", "np", "math", "dist", "random", "itertools",
-                                           "functools", "onnxruntime", "ort", "labutils"}
+GLOBAL_NAMES = frozenset(dir(builtins)) | {
+    "torch",
+    "nn",
+    "F",
+    "np",
+    "math",
+    "dist",
+    "random",
+    "itertools",
+    "functools",
+    "onnxruntime",
+    "ort",
+    "labutils",
+}
 
 
 @dataclass(frozen=True)
@@ -49,8 +61,10 @@ class Copy:
     renamed: float
 
     def __str__(self) -> str:
-        return (f"solution is a near-copy of {self.where} ({self.verbatim:.0%} of its tokens verbatim, "
-                f"{self.renamed:.0%} with names ignored; limits {VERBATIM_LIMIT:.0%}/{RENAMED_LIMIT:.0%})")
+        return (
+            f"solution is a near-copy of {self.where} ({self.verbatim:.0%} of its tokens verbatim, "
+            f"{self.renamed:.0%} with names ignored; limits {VERBATIM_LIMIT:.0%}/{RENAMED_LIMIT:.0%})"
+        )
 
 
 class _LocalNames(ast.NodeTransformer):
@@ -73,15 +87,22 @@ class _LocalNames(ast.NodeTransformer):
 def _without_docstrings(tree: ast.AST) -> ast.AST:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]  # every node with a body
     return tree
 
 
 def _parse(source: str) -> ast.AST | None:
     """The code of a cell, IPython magics and shell lines left out; None if it is not Python."""
-    lines = [line for line in textwrap.dedent(source).splitlines() if not line.lstrip().startswith(("%", "!"))]
+    lines = [
+        line for line in textwrap.dedent(source).splitlines() if not line.lstrip().startswith(("%", "!"))
+    ]
     try:
         return _without_docstrings(ast.parse("\n".join(lines)))
     except SyntaxError:

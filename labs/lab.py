@@ -22,11 +22,17 @@ if TYPE_CHECKING:  # nbgrader loads only once a release is made
     from graders.nbgrader.release import WorkspaceSync
 
 # What a student's JupyterLab leaves out: nbgrader's instructor panels and JupyterLab's news prompt.
-STUDENT_DISABLED_PLUGINS = ["@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:formgrader",
-                            "@jupyter/nbgrader:course-list", "@jupyterlab/apputils-extension:announcements"]
+STUDENT_DISABLED_PLUGINS = [
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:course-list",
+    "@jupyterlab/apputils-extension:announcements",
+]
 # ... and the server side of those panels (their pages and APIs answer 404 for a student).
-STUDENT_SERVER_EXTENSIONS = {"nbgrader.server_extensions.formgrader": False,
-                             "nbgrader.server_extensions.course_list": False}
+STUDENT_SERVER_EXTENSIONS = {
+    "nbgrader.server_extensions.formgrader": False,
+    "nbgrader.server_extensions.course_list": False,
+}
 
 
 def release_workspace(chapters: list[Path], build: Path, workspace: Path) -> tuple[Path, WorkspaceSync]:
@@ -50,18 +56,32 @@ def student_page_config(build: Path) -> Path:
 
 def jupyterlab_command(workspace: Path, port: int, token: str, open_browser: bool) -> list[str]:
     """The JupyterLab server a student gets (root only where the process runs as root, as in containers)."""
-    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={workspace.resolve()}",
-            "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}", f"--ServerApp.open_browser={open_browser}",
-            f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}"]  # a Python literal, as traitlets reads it
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={workspace.resolve()}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.open_browser={open_browser}",
+        f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}",
+    ]  # a Python literal, as traitlets reads it
     return args + (["--ServerApp.allow_root=True"] if os.getuid() == 0 else [])
 
 
-def start_jupyterlab(workspace: Path, port: int, token: str, open_browser: bool, build: Path) -> subprocess.Popen:
+def start_jupyterlab(
+    workspace: Path, port: int, token: str, open_browser: bool, build: Path
+) -> subprocess.Popen:
     """Start the student's JupyterLab (does not wait for it to listen: :func:`listening`)."""
-    config_path = os.pathsep.join(filter(None, [str(student_page_config(build)), os.environ.get("JUPYTER_CONFIG_PATH")]))
-    return subprocess.Popen(jupyterlab_command(workspace, port, token, open_browser),
-                            env=os.environ | {"JUPYTER_CONFIG_PATH": config_path})
+    config_path = os.pathsep.join(
+        filter(None, [str(student_page_config(build)), os.environ.get("JUPYTER_CONFIG_PATH")])
+    )
+    return subprocess.Popen(
+        jupyterlab_command(workspace, port, token, open_browser),
+        env=os.environ | {"JUPYTER_CONFIG_PATH": config_path},
+    )
 
 
 def forward_stop_signals(server: subprocess.Popen) -> None:
@@ -83,8 +103,14 @@ def listening(server: subprocess.Popen, port: int, timeout: float = 120) -> bool
     return False
 
 
-def run_lab(workspace: Path, port: int, token: str, open_browser: bool, build: Path,
-            on_up: Callable[[], None] = lambda: None) -> int:
+def run_lab(
+    workspace: Path,
+    port: int,
+    token: str,
+    open_browser: bool,
+    build: Path,
+    on_up: Callable[[], None] = lambda: None,
+) -> int:
     """The student's JupyterLab until it exits (Ctrl-C, SIGTERM and SIGHUP reach it too, and it shuts down
     cleanly); ``on_up`` is called once it listens. Returns its exit status."""
     server = start_jupyterlab(workspace, port, token, open_browser, build.resolve())

@@ -52,7 +52,9 @@ def lint(paths: list[Path], learner_rules: bool = True) -> list[Problem]:
 
 def lint_notebook(path: Path, nb: NotebookNode) -> list[Problem]:
     """The per-notebook checks: parameters cell, stripped outputs, nbgrader metadata, lab tests."""
-    problems = _parameters_cell(path, nb) + _stripped(path, nb) + _nbgrader_cells(path, nb) + _silent_skips(path, nb)
+    problems = (
+        _parameters_cell(path, nb) + _stripped(path, nb) + _nbgrader_cells(path, nb) + _silent_skips(path, nb)
+    )
     if nb.metadata.get("kernelspec", {}).get("name") != "python3":
         problems.append(Problem(path, None, "kernelspec must be python3 (run `labs lint --fix`)"))
     problems += lint_rules.apply(lint_rules.NOTEBOOK_RULES, path, nb)
@@ -91,9 +93,11 @@ def _parameters_cell(path: Path, nb: NotebookNode) -> list[Problem]:
 
 
 def _stripped(path: Path, nb: NotebookNode) -> list[Problem]:
-    return [Problem(path, i, "outputs or execution count not stripped (run `labs lint --fix`)")
-            for i, cell in enumerate(nb.cells)
-            if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)]
+    return [
+        Problem(path, i, "outputs or execution count not stripped (run `labs lint --fix`)")
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and (cell.get("outputs") or cell.get("execution_count") is not None)
+    ]
 
 
 def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -101,8 +105,13 @@ def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
     for i, cell in enumerate(nb.cells):
         meta = nbgrader_meta(cell)
         if not meta.get("solution") and any(m in cell.source for m in SOLUTION_MARKERS):
-            problems.append(Problem(path, i, "solution markers outside a solution cell "
-                                             "(nbgrader refuses to generate the release)"))
+            problems.append(
+                Problem(
+                    path,
+                    i,
+                    "solution markers outside a solution cell (nbgrader refuses to generate the release)",
+                )
+            )
         if not meta:
             continue
         if not meta.get("grade_id"):
@@ -112,7 +121,9 @@ def _nbgrader_cells(path: Path, nb: NotebookNode) -> list[Problem]:
         if meta.get("solution") and cell.cell_type == "code":
             absent = [m for m in SOLUTION_MARKERS if m not in cell.source]
             if absent:
-                problems.append(Problem(path, i, f"solution cell {meta.get('grade_id')!r} lacks {absent[0]!r}"))
+                problems.append(
+                    Problem(path, i, f"solution cell {meta.get('grade_id')!r} lacks {absent[0]!r}")
+                )
     return problems
 
 
@@ -124,8 +135,14 @@ def _duplicate_grade_ids(path: Path, nb: NotebookNode, seen: dict[str, tuple[Pat
             continue
         if grade_id in seen:
             first_path, first_cell = seen[grade_id]
-            problems.append(Problem(path, i, f"duplicate grade_id {grade_id!r} in chapter "
-                                             f"{chapter_of(path)} (first at {first_path}:{first_cell})"))
+            problems.append(
+                Problem(
+                    path,
+                    i,
+                    f"duplicate grade_id {grade_id!r} in chapter "
+                    f"{chapter_of(path)} (first at {first_path}:{first_cell})",
+                )
+            )
         else:
             seen[grade_id] = (path, i)
     return problems
@@ -140,20 +157,38 @@ def _lab_has_probes(path: Path, nb: NotebookNode) -> list[Problem]:
         tree = ast.parse(probes.read_text(encoding="utf-8"))
     except SyntaxError as err:
         return [Problem(probes, None, f"line {err.lineno}: {err.msg}")]
-    probed = {d.args[0].value for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-              for d in node.decorator_list if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "probe"
-              and d.args and isinstance(d.args[0], ast.Constant)}
-    return [Problem(path, i, f"graded cell {nbgrader_meta(c).get('grade_id')} has no probe in {probes}")
-            for i, c in enumerate(nb.cells) if c.cell_type == "code" and nbgrader_meta(c).get("grade")
-            and nbgrader_meta(c).get("grade_id") not in probed]
+    probed = {
+        d.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for d in node.decorator_list
+        if isinstance(d, ast.Call)
+        and getattr(d.func, "id", "") == "probe"
+        and d.args
+        and isinstance(d.args[0], ast.Constant)
+    }
+    return [
+        Problem(path, i, f"graded cell {nbgrader_meta(c).get('grade_id')} has no probe in {probes}")
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        and nbgrader_meta(c).get("grade")
+        and nbgrader_meta(c).get("grade_id") not in probed
+    ]
 
 
 def _silent_skips(path: Path, nb: NotebookNode) -> list[Problem]:
     """An experiment behind ``if <on CUDA>:`` runs nothing on CPU and says nothing: use cuda_only."""
-    return [Problem(path, i, f"line {line}: `if` on CUDA without an else skips silently on CPU: "
-                             "write `if cuda_only(DEVICE, \"what it shows\"):`")
-            for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-            for line in skips.undeclared_branches(cell.source)]
+    return [
+        Problem(
+            path,
+            i,
+            f"line {line}: `if` on CUDA without an else skips silently on CPU: "
+            'write `if cuda_only(DEVICE, "what it shows"):`',
+        )
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for line in skips.undeclared_branches(cell.source)
+    ]
 
 
 def _tags(cell: NotebookNode) -> list[str]:
@@ -164,14 +199,25 @@ def _lesson_exercises(path: Path, nb: NotebookNode) -> list[Problem]:
     """Predict, then run: enough exercise cells, each answered by the self-check cell right after it."""
     cells = nb.cells
     exercises = [i for i, cell in enumerate(cells) if EXERCISE_TAG in _tags(cell)]
-    problems = [Problem(path, i, f"exercise cell must be followed by a code cell tagged {SELF_CHECK_TAG!r}")
-                for i in exercises if i + 1 >= len(cells) or SELF_CHECK_TAG not in _tags(cells[i + 1])]
-    problems += [Problem(path, i, f"self-check cell must directly follow a cell tagged {EXERCISE_TAG!r}")
-                 for i, cell in enumerate(cells) if SELF_CHECK_TAG in _tags(cell)
-                 and (i == 0 or EXERCISE_TAG not in _tags(cells[i - 1]))]
+    problems = [
+        Problem(path, i, f"exercise cell must be followed by a code cell tagged {SELF_CHECK_TAG!r}")
+        for i in exercises
+        if i + 1 >= len(cells) or SELF_CHECK_TAG not in _tags(cells[i + 1])
+    ]
+    problems += [
+        Problem(path, i, f"self-check cell must directly follow a cell tagged {EXERCISE_TAG!r}")
+        for i, cell in enumerate(cells)
+        if SELF_CHECK_TAG in _tags(cell) and (i == 0 or EXERCISE_TAG not in _tags(cells[i - 1]))
+    ]
     if len(exercises) < MIN_EXERCISES:
-        problems.append(Problem(path, None, f"a lesson needs at least {MIN_EXERCISES} code cells tagged "
-                                            f"{EXERCISE_TAG!r} (it has {len(exercises)})"))
+        problems.append(
+            Problem(
+                path,
+                None,
+                f"a lesson needs at least {MIN_EXERCISES} code cells tagged "
+                f"{EXERCISE_TAG!r} (it has {len(exercises)})",
+            )
+        )
     return problems
 
 
@@ -185,7 +231,11 @@ def _shown_code(path: Path, nb: NotebookNode) -> list[copies.Shown]:
             cells = read(lesson).cells
         except BadInput:
             continue  # reported when that notebook itself is linted
-        found += [copies.shown(f"{lesson.name} cell {i}", c.source) for i, c in enumerate(cells) if c.cell_type == "code"]
+        found += [
+            copies.shown(f"{lesson.name} cell {i}", c.source)
+            for i, c in enumerate(cells)
+            if c.cell_type == "code"
+        ]
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
             visible = SOLUTION_REGION.sub("", cell.source).split(HIDDEN_BEGIN)[0]

@@ -16,7 +16,9 @@ from nbformat import NotebookNode
 from graders.coursedir import nbgrader_meta, probes_file
 from labs.lint_rules import Problem
 
-BUILT_IN_CASES = {"contracts": "every call's side effects, compared with the reference's (graders.inside.contracts)"}
+BUILT_IN_CASES = {
+    "contracts": "every call's side effects, compared with the reference's (graders.inside.contracts)"
+}
 
 
 def declared_clauses(source: str) -> dict[str, tuple[dict[str, str] | None, str]]:
@@ -26,8 +28,13 @@ def declared_clauses(source: str) -> dict[str, tuple[dict[str, str] | None, str]
         if not isinstance(node, ast.FunctionDef):
             continue
         for deco in node.decorator_list:
-            if not (isinstance(deco, ast.Call) and getattr(deco.func, "id", None) == "probe" and deco.args
-                    and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, str)):
+            if not (
+                isinstance(deco, ast.Call)
+                and getattr(deco.func, "id", None) == "probe"
+                and deco.args
+                and isinstance(deco.args[0], ast.Constant)
+                and isinstance(deco.args[0].value, str)
+            ):
                 continue
             clauses = next((k.value for k in deco.keywords if k.arg == "clauses"), None)
             body = "".join(ast.get_source_segment(source, stmt) or "" for stmt in node.body)
@@ -40,7 +47,11 @@ def _literal(node: ast.expr | None) -> dict[str, str] | None:
         value = ast.literal_eval(node) if node is not None else None
     except ValueError:
         return None
-    ok = isinstance(value, dict) and value and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    ok = (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    )
     return value if ok else None
 
 
@@ -59,10 +70,23 @@ def clauses_have_cases(path: Path, nb: NotebookNode) -> list[Problem]:
             continue
         clauses, body = declared[grade_id]
         if clauses is None:
-            problems.append(Problem(path, index, f"probe {grade_id} ({probes.name}) lists no clauses of the "
-                                                 "exercise's statement: @probe(..., clauses={clause: case})"))
+            problems.append(
+                Problem(
+                    path,
+                    index,
+                    f"probe {grade_id} ({probes.name}) lists no clauses of the "
+                    "exercise's statement: @probe(..., clauses={clause: case})",
+                )
+            )
             continue
-        problems += [Problem(path, index, f"probe {grade_id} ({probes.name}): clause {clause!r} names the case "
-                                          f"{case!r}, which is not in the probe's code (nor one of {sorted(BUILT_IN_CASES)})")
-                     for clause, case in clauses.items() if case not in BUILT_IN_CASES and case not in body]
+        problems += [
+            Problem(
+                path,
+                index,
+                f"probe {grade_id} ({probes.name}): clause {clause!r} names the case "
+                f"{case!r}, which is not in the probe's code (nor one of {sorted(BUILT_IN_CASES)})",
+            )
+            for clause, case in clauses.items()
+            if case not in BUILT_IN_CASES and case not in body
+        ]
     return problems

@@ -50,8 +50,14 @@ def only_documented_parameters(path: Path, nb: NotebookNode) -> list[Problem]:
     extra = sorted(assigned_names(nb.cells[0].source) - set(PARAMETERS))
     if not extra:
         return []
-    return [Problem(path, 0, f"parameters cell must hold only {' and '.join(PARAMETERS)} "
-                             f"(found {', '.join(extra)}: move them below cell 1)")]
+    return [
+        Problem(
+            path,
+            0,
+            f"parameters cell must hold only {' and '.join(PARAMETERS)} "
+            f"(found {', '.join(extra)}: move them below cell 1)",
+        )
+    ]
 
 
 def assigned_names(source: str) -> set[str]:
@@ -60,9 +66,13 @@ def assigned_names(source: str) -> set[str]:
         tree = ast.parse(source)
     except SyntaxError:
         return set()
-    return {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AnnAssign)
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(t, ast.Name)}
+    return {
+        t.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
 
 
 def _setup_calls(source: str) -> list[ast.Call]:
@@ -70,8 +80,11 @@ def _setup_calls(source: str) -> list[ast.Call]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-            and getattr(n.func, "id", getattr(n.func, "attr", None)) == "setup"]
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "setup"
+    ]
 
 
 def setup_seeds(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -88,14 +101,24 @@ def setup_seeds(path: Path, nb: NotebookNode) -> list[Problem]:
 
 def test_cells_locked(path: Path, nb: NotebookNode) -> list[Problem]:
     """A graded test cell is ``locked: true``: nbgrader restores it, and students cannot edit it."""
-    return [Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} must be locked (nbgrader \"locked\": true)")
-            for i, c in _graded_code_cells(nb) if not nbgrader_meta(c).get("locked")]
+    return [
+        Problem(
+            path,
+            i,
+            f'test cell {nbgrader_meta(c).get("grade_id")!r} must be locked (nbgrader "locked": true)',
+        )
+        for i, c in _graded_code_cells(nb)
+        if not nbgrader_meta(c).get("locked")
+    ]
 
 
 def test_cells_hidden(path: Path, nb: NotebookNode) -> list[Problem]:
     """Each graded test cell ends with a ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` block."""
-    return [Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} lacks {missing[0]!r}")
-            for i, c in _graded_code_cells(nb) if (missing := [m for m in HIDDEN_MARKERS if m not in c.source])]
+    return [
+        Problem(path, i, f"test cell {nbgrader_meta(c).get('grade_id')!r} lacks {missing[0]!r}")
+        for i, c in _graded_code_cells(nb)
+        if (missing := [m for m in HIDDEN_MARKERS if m not in c.source])
+    ]
 
 
 def nbgrader_metadata_complete(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -107,10 +130,17 @@ def nbgrader_metadata_complete(path: Path, nb: NotebookNode) -> list[Problem]:
             continue
         absent = [k for k in NBGRADER_KEYS if k not in meta]
         if absent:
-            problems.append(Problem(path, i, f"nbgrader metadata of {meta.get('grade_id')!r} lacks {', '.join(absent)}"))
+            problems.append(
+                Problem(path, i, f"nbgrader metadata of {meta.get('grade_id')!r} lacks {', '.join(absent)}")
+            )
         elif meta["schema_version"] != SCHEMA_VERSION:
-            problems.append(Problem(path, i, f"nbgrader schema_version must be {SCHEMA_VERSION}, "
-                                             f"got {meta['schema_version']!r}"))
+            problems.append(
+                Problem(
+                    path,
+                    i,
+                    f"nbgrader schema_version must be {SCHEMA_VERSION}, got {meta['schema_version']!r}",
+                )
+            )
     return problems
 
 
@@ -118,7 +148,11 @@ def lesson_numbered(path: Path, nb: NotebookNode) -> list[Problem]:
     """Lessons are named in reading order: ``1_first_lesson.ipynb``, ``2_...``."""
     if LESSON_NAME.match(path.name):
         return []
-    return [Problem(path, None, f"a lesson's file name starts with its number: N_{path.stem}.ipynb (1_, 2_, 3_ ...)")]
+    return [
+        Problem(
+            path, None, f"a lesson's file name starts with its number: N_{path.stem}.ipynb (1_, 2_, 3_ ...)"
+        )
+    ]
 
 
 def exercise_documented(path: Path, nb: NotebookNode) -> list[Problem]:
@@ -132,24 +166,42 @@ def exercise_documented(path: Path, nb: NotebookNode) -> list[Problem]:
             tree = ast.parse(cell.source)
         except SyntaxError:
             continue
-        defined = [n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                   and not n.name.startswith("_")]  # private helpers (a fake kernel's `_`) need none
+        defined = [
+            n
+            for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and not n.name.startswith("_")
+        ]  # private helpers (a fake kernel's `_`) need none
         if not defined or not all(ast.get_docstring(n) for n in defined):
-            problems.append(Problem(path, i, f"solution cell {nbgrader_meta(cell).get('grade_id')!r} must define a "
-                                             "function or class with a docstring giving its signature"))
+            problems.append(
+                Problem(
+                    path,
+                    i,
+                    f"solution cell {nbgrader_meta(cell).get('grade_id')!r} must define a "
+                    "function or class with a docstring giving its signature",
+                )
+            )
     return problems
 
 
 def title_after_setup(path: Path, nb: NotebookNode) -> list[Problem]:
     """Cell 2, after the parameters and setup cells, is a markdown title (``# ...``)."""
-    if len(nb.cells) > 2 and nb.cells[2].cell_type == "markdown" and nb.cells[2].source.lstrip().startswith("# "):
+    if (
+        len(nb.cells) > 2
+        and nb.cells[2].cell_type == "markdown"
+        and nb.cells[2].source.lstrip().startswith("# ")
+    ):
         return []
     return [Problem(path, 2 if len(nb.cells) > 2 else None, "cell 2 must be the markdown title (`# ...`)")]
 
 
 def _myth_positions(nb: NotebookNode) -> list[tuple[int, int]]:
-    return [(i, m.start()) for i, c in enumerate(nb.cells) if c.cell_type == "markdown"
-            for m in MYTH.finditer(c.source)]
+    return [
+        (i, m.start())
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "markdown"
+        for m in MYTH.finditer(c.source)
+    ]
 
 
 def _refuted(nb: NotebookNode, cell: int, offset: int) -> bool:
@@ -169,8 +221,11 @@ def myths_refuted(path: Path, nb: NotebookNode) -> list[Problem]:
 
     Whether the experiment asserts its outcome is the reviewers' call: a timing cannot be asserted.
     """
-    return [Problem(path, i, "a Myth: needs an experiment (a code cell) after it, then a Rule: cell")
-            for i, offset in _myth_positions(nb) if not _refuted(nb, i, offset)]
+    return [
+        Problem(path, i, "a Myth: needs an experiment (a code cell) after it, then a Rule: cell")
+        for i, offset in _myth_positions(nb)
+        if not _refuted(nb, i, offset)
+    ]
 
 
 def _probe_functions(probes: Path) -> list[ast.FunctionDef]:
@@ -178,16 +233,27 @@ def _probe_functions(probes: Path) -> list[ast.FunctionDef]:
         tree = ast.parse(probes.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return []  # labs/lint.py reports a missing or unparsable probe file
-    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and any(
-        isinstance(d, ast.Call) and getattr(d.func, "id", "") == "probe" for d in n.decorator_list)]
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef)
+        and any(isinstance(d, ast.Call) and getattr(d.func, "id", "") == "probe" for d in n.decorator_list)
+    ]
 
 
 def probes_documented(path: Path, nb: NotebookNode) -> list[Problem]:
     """Each probe has a docstring whose first paragraph names the check for students (their feedback shows it)."""
     probes = probes_file(path)
-    return [Problem(probes, None, f"line {fn.lineno}: probe {fn.name} needs a docstring naming the check "
-                                  "(students read its first paragraph in their feedback)")
-            for fn in _probe_functions(probes) if not ast.get_docstring(fn)]
+    return [
+        Problem(
+            probes,
+            None,
+            f"line {fn.lineno}: probe {fn.name} needs a docstring naming the check "
+            "(students read its first paragraph in their feedback)",
+        )
+        for fn in _probe_functions(probes)
+        if not ast.get_docstring(fn)
+    ]
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -212,9 +278,19 @@ def _literal_names(tree: ast.Module) -> set[str]:
 
 def _check_calls(tree: ast.Module) -> list[ast.Call]:
     """Calls of ``exercises.check``/``check_function`` (or the bare names, when imported)."""
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and (
-        (isinstance(n.func, ast.Attribute) and n.func.attr in CHECKS and getattr(n.func.value, "id", "") == "exercises")
-        or (isinstance(n.func, ast.Name) and n.func.id in CHECKS))]
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and (
+            (
+                isinstance(n.func, ast.Attribute)
+                and n.func.attr in CHECKS
+                and getattr(n.func.value, "id", "") == "exercises"
+            )
+            or (isinstance(n.func, ast.Name) and n.func.id in CHECKS)
+        )
+    ]
 
 
 def _argument(call: ast.Call, position: int, keyword: str) -> ast.expr | None:
@@ -227,16 +303,31 @@ def _expected_problems(call: ast.Call, literal_names: set[str]) -> list[str]:
     """Where the call's expected answer is typed into the cell instead of computed by its experiment."""
     if getattr(call.func, "attr", getattr(call.func, "id", "")) == "check_function":
         cases = _argument(call, 2, "cases")
-        typed = [c for c in getattr(cases, "elts", []) if isinstance(c, ast.Tuple) and len(c.elts) == 2
-                 and (_is_literal(c.elts[1]) or (isinstance(c.elts[1], ast.Name) and c.elts[1].id in literal_names))]
-        return ["a check_function case's expected result is a literal: compute it with torch in the cell"] if typed else []
+        typed = [
+            c
+            for c in getattr(cases, "elts", [])
+            if isinstance(c, ast.Tuple)
+            and len(c.elts) == 2
+            and (
+                _is_literal(c.elts[1]) or (isinstance(c.elts[1], ast.Name) and c.elts[1].id in literal_names)
+            )
+        ]
+        return (
+            ["a check_function case's expected result is a literal: compute it with torch in the cell"]
+            if typed
+            else []
+        )
     expected = _argument(call, 2, "expected")
     if expected is None:
         return []
     if _is_literal(expected):
-        return [f"the expected answer {ast.unparse(expected)!r} is a literal: compute it by the cell's experiment"]
+        return [
+            f"the expected answer {ast.unparse(expected)!r} is a literal: compute it by the cell's experiment"
+        ]
     if isinstance(expected, ast.Name) and expected.id in literal_names:
-        return [f"the expected answer {expected.id!r} is bound to a literal in the cell: compute it by the experiment"]
+        return [
+            f"the expected answer {expected.id!r} is bound to a literal in the cell: compute it by the experiment"
+        ]
     return []
 
 
@@ -250,7 +341,9 @@ def _why_problems(call: ast.Call) -> list[str]:
         return []
     problems = []
     if word := (ANSWER_LITERALS.search(text) or YES_NO.search(text)):
-        problems.append(f"why= gives the answer away ({word.group().strip(' .;:!?(')!r}): explain the mechanism")
+        problems.append(
+            f"why= gives the answer away ({word.group().strip(' .;:!?(')!r}): explain the mechanism"
+        )
     if number := STANDALONE_NUMBER.search(text):
         problems.append(f"why= gives the answer away (the number {number.group()!r}): explain the mechanism")
     return problems
@@ -270,8 +363,11 @@ def self_checks_hide_the_answer(path: Path, nb: NotebookNode) -> list[Problem]:
             continue
         where = f"self-check cell {i}"
         if not cell.metadata.get("jupyter", {}).get("source_hidden"):
-            problems.append(Problem(path, i, f"{where} must be collapsed: cell metadata \"jupyter\": "
-                                             "{\"source_hidden\": true}"))
+            problems.append(
+                Problem(
+                    path, i, f'{where} must be collapsed: cell metadata "jupyter": {{"source_hidden": true}}'
+                )
+            )
         try:
             tree = ast.parse(cell.source)
         except SyntaxError:
@@ -282,8 +378,10 @@ def self_checks_hide_the_answer(path: Path, nb: NotebookNode) -> list[Problem]:
             problems.append(Problem(path, i, f"{where} calls no exercises.check or exercises.check_function"))
         literal_names = _literal_names(tree)
         for call in calls:
-            problems += [Problem(path, i, f"{where}: {text}")
-                         for text in _expected_problems(call, literal_names) + _why_problems(call)]
+            problems += [
+                Problem(path, i, f"{where}: {text}")
+                for text in _expected_problems(call, literal_names) + _why_problems(call)
+            ]
     return problems
 
 
@@ -299,13 +397,25 @@ def one_sitting(path: Path, nb: NotebookNode) -> list[Problem]:
     """A lesson is read in one sitting: at most MAX_LESSON_CELLS cells and MAX_LESSON_WORDS words of markdown."""
     problems = []
     if len(nb.cells) > MAX_LESSON_CELLS:
-        problems.append(Problem(path, None, f"{len(nb.cells)} cells, more than one sitting's {MAX_LESSON_CELLS}: "
-                                            "split the lesson along a seam, or move a deep dive out"))
+        problems.append(
+            Problem(
+                path,
+                None,
+                f"{len(nb.cells)} cells, more than one sitting's {MAX_LESSON_CELLS}: "
+                "split the lesson along a seam, or move a deep dive out",
+            )
+        )
     words = markdown_words(nb)
     if words > MAX_LESSON_WORDS:
-        problems.append(Problem(path, None, f"{words:,} words of markdown, more than one sitting's "
-                                            f"{MAX_LESSON_WORDS:,}: split the lesson along a seam, or move a "
-                                            "deep dive out"))
+        problems.append(
+            Problem(
+                path,
+                None,
+                f"{words:,} words of markdown, more than one sitting's "
+                f"{MAX_LESSON_WORDS:,}: split the lesson along a seam, or move a "
+                "deep dive out",
+            )
+        )
     return problems
 
 

@@ -34,8 +34,11 @@ from graders.coursedir import nbgrader_meta, probes_file
 from graders.grader.cells import exercise_tests
 from labs.lint_rules import Problem
 
-RULE_WORDING = re.compile(r"\b(must|never|do not|don't|may not|only|leave|left|unchanged|in[ -]place|iterative|"
-                          r"as (?:you )?found|as (?:it was|they were)|not modify)\b", re.IGNORECASE)
+RULE_WORDING = re.compile(
+    r"\b(must|never|do not|don't|may not|only|leave|left|unchanged|in[ -]place|iterative|"
+    r"as (?:you )?found|as (?:it was|they were)|not modify)\b",
+    re.IGNORECASE,
+)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(])|\n\s*\n|\n\s*[-*] ")
 DEFINED = re.compile(r"^\s*def (\w+)\(", re.MULTILINE)  # also in source the probes ship to ranks as text
 KINDS = ("contract", "forbid", "iterative", "probe:", "vetting", "not a rule:")
@@ -78,8 +81,11 @@ def _docstrings(source: str) -> str:
         tree = ast.parse(source)
     except SyntaxError:
         return ""
-    return "\n\n".join(doc for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.ClassDef)
-                       and (doc := ast.get_docstring(node)))
+    return "\n\n".join(
+        doc
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and (doc := ast.get_docstring(node))
+    )
 
 
 def statements(nb: NotebookNode) -> list[Statement]:
@@ -94,7 +100,9 @@ def statements(nb: NotebookNode) -> list[Statement]:
             pending.append((index, cell.source))
         elif cell.cell_type == "code" and meta.get("solution"):
             for at, text in [*pending, (index, _docstrings(cell.source))]:
-                found += [Statement(meta["grade_id"], at, s) for s in _sentences(text) if RULE_WORDING.search(s)]
+                found += [
+                    Statement(meta["grade_id"], at, s) for s in _sentences(text) if RULE_WORDING.search(s)
+                ]
             pending = []
         elif cell.cell_type == "code" and meta.get("grade"):
             pending = []
@@ -113,8 +121,13 @@ def probe_facts(probes: Path) -> ProbeFacts:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             for deco in node.decorator_list:
-                if (isinstance(deco, ast.Call) and getattr(deco.func, "id", "") == "probe" and deco.args
-                        and isinstance(deco.args[0], ast.Constant) and isinstance(deco.args[0].value, str)):
+                if (
+                    isinstance(deco, ast.Call)
+                    and getattr(deco.func, "id", "") == "probe"
+                    and deco.args
+                    and isinstance(deco.args[0], ast.Constant)
+                    and isinstance(deco.args[0].value, str)
+                ):
                     keywords[deco.args[0].value] = {k.arg: k.value for k in deco.keywords if k.arg}
     return ProbeFacts(keywords, functions)
 
@@ -164,14 +177,26 @@ def stated_rules_enforced(path: Path, nb: NotebookNode) -> list[Problem]:
     for st in said:
         entries = table.get(st.exercise, {})
         if not any(_normal(phrase) in _normal(st.text) for phrase in entries):
-            problems.append(Problem(path, st.cell, f"exercise {st.exercise!r} states a rule that {where.name} does "
-                                                   f"not map to its enforcement: {st.text[:120]!r}"))
+            problems.append(
+                Problem(
+                    path,
+                    st.cell,
+                    f"exercise {st.exercise!r} states a rule that {where.name} does "
+                    f"not map to its enforcement: {st.text[:120]!r}",
+                )
+            )
     for exercise, entries in table.items():
         texts = [_normal(s.text) for s in said if s.exercise == exercise]
         for phrase, kind in entries.items():
             if not any(_normal(phrase) in text for text in texts):
-                problems.append(Problem(where, None, f"[{exercise}] {phrase!r}: no rule sentence of the exercise "
-                                                     "says this any more (remove the entry)"))
+                problems.append(
+                    Problem(
+                        where,
+                        None,
+                        f"[{exercise}] {phrase!r}: no rule sentence of the exercise "
+                        "says this any more (remove the entry)",
+                    )
+                )
             elif why := _declared(kind.strip(), tests.get(exercise, []), facts):
                 problems.append(Problem(where, None, f"[{exercise}] {phrase!r} = {kind!r}: {why}"))
     return problems

@@ -36,18 +36,44 @@ from labs.notebooks import BadInput, read
 AUTHORING = Path(__file__).resolve().parents[1] / "docs" / "authoring.md"
 BASICS_MARKER = "<!-- taught-before basics -->"
 CHAPTER = re.compile(r"^(\d+)_\w+$")
-ENV_VAR = re.compile(r"\b(?:(?:PYTORCH|TORCH\w*|NCCL|GLOO|CUBLAS|CUDA|CUDNN|OMP|MASTER)_[A-Z0-9_]+"
-                     r"|WORLD_SIZE|LOCAL_WORLD_SIZE|LOCAL_RANK|RANK)\b")
+ENV_VAR = re.compile(
+    r"\b(?:(?:PYTORCH|TORCH\w*|NCCL|GLOO|CUBLAS|CUDA|CUDNN|OMP|MASTER)_[A-Z0-9_]+"
+    r"|WORLD_SIZE|LOCAL_WORLD_SIZE|LOCAL_RANK|RANK)\b"
+)
 DEFAULT_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional"}
 # Where torch's names are read from: every public name of these modules and every attribute of their classes,
 # plus the attributes objects get in __init__ (a DataLoader's generator, a layer's weight).
 VOCABULARY_MODULES = (
-    "torch", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.nn.parallel", "torch.nn.attention",
-    "torch.autograd", "torch.autograd.graph", "torch.autograd.function", "torch.autograd.forward_ad",
-    "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data", "torch.utils.hooks", "torch.utils.checkpoint",
-    "torch.export", "torch.fx", "torch.func", "torch.library", "torch.compiler", "torch.amp", "torch.cuda",
-    "torch.profiler", "torch.testing", "torch.onnx", "torch.distributed", "torch.distributed.tensor",
-    "torch.distributed.fsdp", "torch.distributed.checkpoint", "torch.distributed.device_mesh",
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.nn.utils",
+    "torch.nn.parallel",
+    "torch.nn.attention",
+    "torch.autograd",
+    "torch.autograd.graph",
+    "torch.autograd.function",
+    "torch.autograd.forward_ad",
+    "torch.optim",
+    "torch.optim.lr_scheduler",
+    "torch.utils.data",
+    "torch.utils.hooks",
+    "torch.utils.checkpoint",
+    "torch.export",
+    "torch.fx",
+    "torch.func",
+    "torch.library",
+    "torch.compiler",
+    "torch.amp",
+    "torch.cuda",
+    "torch.profiler",
+    "torch.testing",
+    "torch.onnx",
+    "torch.distributed",
+    "torch.distributed.tensor",
+    "torch.distributed.fsdp",
+    "torch.distributed.checkpoint",
+    "torch.distributed.device_mesh",
 )
 
 
@@ -73,7 +99,9 @@ class Names:
 
 def parse_cell(source: str) -> ast.Module | None:
     """A code cell as Python, IPython magics and shell lines blanked (line numbers kept); None if it does not parse."""
-    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in textwrap.dedent(source).splitlines()]
+    lines = [
+        "" if line.lstrip().startswith(("%", "!")) else line for line in textwrap.dedent(source).splitlines()
+    ]
     try:
         return ast.parse("\n".join(lines))
     except SyntaxError:
@@ -88,7 +116,9 @@ def imports(trees: Iterable[ast.Module]) -> tuple[dict[str, str], set[str]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    bound, target = (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                    bound, target = (
+                        (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                    )
                     if target.split(".")[0] == "torch":
                         aliases[bound] = target
                     else:
@@ -117,11 +147,20 @@ def _chain(node: ast.expr) -> tuple[str, list[str]] | None:
 
 def _inner_attributes(tree: ast.AST) -> set[int]:
     """ids of Attribute nodes that are the ``value`` of another Attribute (part of a longer chain)."""
-    return {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)}
+    return {
+        id(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Attribute)
+    }
 
 
-def names_used(tree: ast.AST, aliases: dict[str, str], others: set[str], vocabulary: frozenset[str],
-               lines: range | None = None) -> Names:
+def names_used(
+    tree: ast.AST,
+    aliases: dict[str, str],
+    others: set[str],
+    vocabulary: frozenset[str],
+    lines: range | None = None,
+) -> Names:
     """The torch names ``tree`` uses (only nodes starting on ``lines``, when given)."""
     found = Names()
     inner = _inner_attributes(tree)
@@ -129,7 +168,9 @@ def names_used(tree: ast.AST, aliases: dict[str, str], others: set[str], vocabul
         if lines is not None and getattr(node, "lineno", None) not in lines:
             continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found.env_vars |= {m.group() for m in ENV_VAR.finditer(node.value) if m.group() == node.value.strip()}
+            found.env_vars |= {
+                m.group() for m in ENV_VAR.finditer(node.value) if m.group() == node.value.strip()
+            }
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in aliases:
             found.qualified.add(aliases[node.id])
         elif isinstance(node, ast.Attribute) and id(node) not in inner:
@@ -137,8 +178,9 @@ def names_used(tree: ast.AST, aliases: dict[str, str], others: set[str], vocabul
     return found
 
 
-def _attribute(node: ast.Attribute, aliases: dict[str, str], others: set[str], vocabulary: frozenset[str],
-               found: Names) -> None:
+def _attribute(
+    node: ast.Attribute, aliases: dict[str, str], others: set[str], vocabulary: frozenset[str], found: Names
+) -> None:
     chain = _chain(node)
     if chain and chain[0] in aliases:
         full = [aliases[chain[0]], *chain[1]]
@@ -187,8 +229,14 @@ def torch_vocabulary() -> frozenset[str]:
                 if inspect.isclass(value):
                     names.update(dir(value))
         weight = torch.nn.Parameter(torch.zeros(1))
-        objects = [torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(1))), torch.nn.Linear(1, 1), torch.nn.Conv2d(1, 1, 1),
-                   torch.nn.BatchNorm1d(1), torch.optim.SGD([weight], lr=0.1), torch.nn.LSTM(1, 1)]
+        objects = [
+            torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.zeros(1))),
+            torch.nn.Linear(1, 1),
+            torch.nn.Conv2d(1, 1, 1),
+            torch.nn.BatchNorm1d(1),
+            torch.optim.SGD([weight], lr=0.1),
+            torch.nn.LSTM(1, 1),
+        ]
         names |= {name for obj in objects for name in vars(obj)}
     return frozenset(names)
 
@@ -203,13 +251,15 @@ def basics(authoring: Path = AUTHORING) -> frozenset[str]:
     block = re.search(r"```[^\n]*\n(.*?)```", after, re.S)
     if not marker or block is None:
         raise BadInput(f"{authoring}: no fenced block after {BASICS_MARKER!r} (the taught-before basics)")
-    return frozenset(word for line in block.group(1).splitlines()
-                     for word in line.split("#", 1)[0].split())
+    return frozenset(word for line in block.group(1).splitlines() for word in line.split("#", 1)[0].split())
 
 
 def _code_trees(nb: NotebookNode) -> list[tuple[int, NotebookNode, ast.Module]]:
-    return [(i, cell, tree) for i, cell in enumerate(nb.cells)
-            if cell.cell_type == "code" and (tree := parse_cell(cell.source)) is not None]
+    return [
+        (i, cell, tree)
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code" and (tree := parse_cell(cell.source)) is not None
+    ]
 
 
 @lru_cache(maxsize=64)
@@ -233,8 +283,11 @@ def chapters_up_to(lab: Path) -> list[Path] | None:
     number = CHAPTER.match(lab.parent.name)
     if number is None or not lab.parent.parent.is_dir():
         return None
-    return sorted(p for p in lab.parent.parent.iterdir() if p.is_dir() and (m := CHAPTER.match(p.name))
-                  and int(m.group(1)) <= int(number.group(1)))
+    return sorted(
+        p
+        for p in lab.parent.parent.iterdir()
+        if p.is_dir() and (m := CHAPTER.match(p.name)) and int(m.group(1)) <= int(number.group(1))
+    )
 
 
 def lessons_names(chapters: list[Path]) -> Names:
@@ -249,8 +302,10 @@ def lessons_names(chapters: list[Path]) -> Names:
 
 def _solution_lines(source: str) -> list[range]:
     """1-based line ranges of the solution regions of a cell (the markers excluded)."""
-    return [range(source.count("\n", 0, m.start(2)) + 1, source.count("\n", 0, m.end(2)) + 1)
-            for m in SOLUTION_REGION.finditer(source)]
+    return [
+        range(source.count("\n", 0, m.start(2)) + 1, source.count("\n", 0, m.end(2)) + 1)
+        for m in SOLUTION_REGION.finditer(source)
+    ]
 
 
 def solution_names(nb: NotebookNode) -> Iterator[tuple[int, str, Names]]:
@@ -290,6 +345,12 @@ def taught_before(path: Path, nb: NotebookNode) -> list[Problem]:
         used.qualified = _maximal(used.qualified)
         for name in _sorted_names(used):
             if name not in allowed and not shown.shows(name):
-                problems.append(Problem(path, cell, f"{path.stem} exercise {grade_id!r}: `{name}` "
-                                                    f"not shown in any lesson of chapters {span}"))
+                problems.append(
+                    Problem(
+                        path,
+                        cell,
+                        f"{path.stem} exercise {grade_id!r}: `{name}` "
+                        f"not shown in any lesson of chapters {span}",
+                    )
+                )
     return problems

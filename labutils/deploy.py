@@ -46,8 +46,10 @@ class ExplainSummary:
     break_reasons: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        lines = [f"graphs: {self.graph_count} | graph_break_count: {self.graph_break_count} "
-                 f"| break reasons: {len(self.break_reasons)}"]
+        lines = [
+            f"graphs: {self.graph_count} | graph_break_count: {self.graph_break_count} "
+            f"| break reasons: {len(self.break_reasons)}"
+        ]
         lines += [f"  break {i}: {reason}" for i, reason in enumerate(self.break_reasons, 1)]
         return "\n".join(lines)
 
@@ -133,7 +135,9 @@ class AotGraphCounter:
         self.backend = aot_autograd(fw_compiler=forward_compiler, bw_compiler=backward_compiler)
 
     def __repr__(self) -> str:
-        return f"AotGraphCounter(forward_graphs={self.forward_graphs}, backward_graphs={self.backward_graphs})"
+        return (
+            f"AotGraphCounter(forward_graphs={self.forward_graphs}, backward_graphs={self.backward_graphs})"
+        )
 
 
 def _shape_of(t: torch.Tensor) -> tuple[Any, ...]:
@@ -269,8 +273,12 @@ class LatencyTable:
     def to_markdown(self) -> str:
         """The table as GitHub-flavoured markdown."""
         speed = self.speedups()
-        lines = [f"**{self.title}**", "", "| runtime | median (ms) | vs baseline | note |",
-                 "|---|---:|---:|---|"]
+        lines = [
+            f"**{self.title}**",
+            "",
+            "| runtime | median (ms) | vs baseline | note |",
+            "|---|---:|---:|---|",
+        ]
         lines += [f"| {name} | {ms:.3f} | {speed[name]:.2f}x | {note} |" for name, ms, note in self.rows]
         return "\n".join(lines)
 

@@ -55,8 +55,9 @@ def load(seed: int = 0, val_fraction: float = 0.15, test_fraction: float = 0.15)
     y = torch.tensor(raw.target, dtype=torch.int64)
     index = torch.arange(len(y)).numpy()
     rest, test = train_test_split(index, test_size=test_fraction, stratify=raw.target, random_state=seed)
-    train, val = train_test_split(rest, test_size=val_fraction / (1 - test_fraction),
-                                  stratify=raw.target[rest], random_state=seed)
+    train, val = train_test_split(
+        rest, test_size=val_fraction / (1 - test_fraction), stratify=raw.target[rest], random_state=seed
+    )
     return Splits(*(Split(x[torch.as_tensor(i)], y[torch.as_tensor(i)]) for i in (train, val, test)))
 
 
@@ -66,12 +67,17 @@ class DigitsCNN(nn.Module):
     def __init__(self, channels: int = 16, hidden: int = 64) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2d(1, channels, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, 2 * channels, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(1, channels, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(channels, 2 * channels, 3, padding=1),
+            nn.ReLU(),
             nn.MaxPool2d(2),
         )
         self.classifier = nn.Sequential(
-            nn.Flatten(), nn.Linear(2 * channels * 4 * 4, hidden), nn.ReLU(), nn.Linear(hidden, CLASSES),
+            nn.Flatten(),
+            nn.Linear(2 * channels * 4 * 4, hidden),
+            nn.ReLU(),
+            nn.Linear(hidden, CLASSES),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -55,12 +55,18 @@ def unanswered(answer: Any) -> bool:
 def same(answer: Any, expected: Any, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
     """Whether an answer matches the experiment: tensors by value/shape/dtype, numbers with tolerance."""
     if isinstance(expected, torch.Tensor):
-        return (isinstance(answer, torch.Tensor) and answer.shape == expected.shape
-                and answer.dtype == expected.dtype and torch.allclose(answer, expected, rtol, atol, equal_nan=True))
+        return (
+            isinstance(answer, torch.Tensor)
+            and answer.shape == expected.shape
+            and answer.dtype == expected.dtype
+            and torch.allclose(answer, expected, rtol, atol, equal_nan=True)
+        )
     if isinstance(expected, float) and isinstance(answer, int | float) and not isinstance(answer, bool):
         return math.isclose(answer, expected, rel_tol=rtol, abs_tol=atol)
     if isinstance(expected, tuple | list) and isinstance(answer, tuple | list):
-        return len(answer) == len(expected) and all(same(a, e, rtol, atol) for a, e in zip(answer, expected, strict=True))
+        return len(answer) == len(expected) and all(
+            same(a, e, rtol, atol) for a, e in zip(answer, expected, strict=True)
+        )
     if isinstance(expected, bool) or isinstance(answer, bool):
         return isinstance(answer, bool) and isinstance(expected, bool) and answer == expected
     try:
@@ -137,7 +143,9 @@ def check_function(name: str, fn: Callable[..., Any], cases: Sequence[Case], why
             print(f"[{name}] not yet: {fn.__name__}{_args(args)} raised {type(err).__name__}: {err}. {why}")
             return Outcome(False)
         if not same(got, expected):
-            print(f"[{name}] not yet: {fn.__name__}{_args(args)} returned {got!r}, expected {expected!r}. {why}")
+            print(
+                f"[{name}] not yet: {fn.__name__}{_args(args)} returned {got!r}, expected {expected!r}. {why}"
+            )
             return Outcome(False)
     print(f"[{name}] right on all {len(cases)} cases: {why}")
     return Outcome(True)

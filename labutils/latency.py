@@ -48,7 +48,9 @@ class LatencyPlot:
     notes: list[str] = field(default_factory=list)
 
 
-def from_medians(medians: Mapping[str, float], title: str = "latency", baseline: str | None = None) -> LatencyPlot:
+def from_medians(
+    medians: Mapping[str, float], title: str = "latency", baseline: str | None = None
+) -> LatencyPlot:
     """A bar plot's data from ``{runtime name: median ms}`` (first entry is the baseline by default)."""
     rows = [Runtime(name, float(ms)) for name, ms in medians.items()]
     if any(r.median_ms <= 0 for r in rows):
@@ -84,12 +86,21 @@ def summarise(samples_ms: Sequence[float]) -> dict[str, float]:
     """Median, min, p90, max and mean of a sample; ``mean > median`` is the sign of a slow tail."""
     ordered = sorted(samples_ms)
     p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-    return {"min": ordered[0], "median": statistics.median(ordered), "p90": p90, "max": ordered[-1],
-            "mean": statistics.fmean(ordered)}
+    return {
+        "min": ordered[0],
+        "median": statistics.median(ordered),
+        "p90": p90,
+        "max": ordered[-1],
+        "mean": statistics.fmean(ordered),
+    }
 
 
-def render(plot: LatencyPlot, width: float = 6.0, unit: str = "median latency (ms), lower is better",
-           show_speedup: bool = True) -> Figure:
+def render(
+    plot: LatencyPlot,
+    width: float = 6.0,
+    unit: str = "median latency (ms), lower is better",
+    show_speedup: bool = True,
+) -> Figure:
     """Draw ``plot`` (a :class:`LatencyPlot`) and return the figure (log scale when bars span > 20x).
 
     ``unit`` labels the x axis of bars; ``show_speedup=False`` leaves out the ``Nx`` labels (for
@@ -140,10 +151,17 @@ class Picture:
         return f"<latency {self.plot.kind}: {self.plot.title}: {rows}>"
 
 
-def bars(data: Any, title: str = "latency", baseline: str | None = None,
-         unit: str = "median latency (ms), lower is better", show_speedup: bool = True) -> Picture:
+def bars(
+    data: Any,
+    title: str = "latency",
+    baseline: str | None = None,
+    unit: str = "median latency (ms), lower is better",
+    show_speedup: bool = True,
+) -> Picture:
     """Speedup bars from a ``LatencyTable`` or a ``{name: median ms}`` dict (see :func:`render`)."""
-    plot = from_medians(data, title=title, baseline=baseline) if isinstance(data, Mapping) else from_table(data)
+    plot = (
+        from_medians(data, title=title, baseline=baseline) if isinstance(data, Mapping) else from_table(data)
+    )
     return Picture(plot, render(plot, unit=unit, show_speedup=show_speedup))
 
 

@@ -37,11 +37,16 @@ def local_bytes(t: torch.Tensor) -> int:
 def state_bytes(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None) -> dict[str, int]:
     """Bytes of parameters, gradients and optimizer state (tensors only) this rank holds for ``model``."""
     params = list(model.parameters())
-    state = [] if optimizer is None else [v for s in optimizer.state.values() for v in s.values()
-                                          if isinstance(v, torch.Tensor)]
-    return {"parameters": sum(local_bytes(p) for p in params),
-            "gradients": sum(local_bytes(p.grad) for p in params if p.grad is not None),
-            "optimizer": sum(local_bytes(v) for v in state)}
+    state = (
+        []
+        if optimizer is None
+        else [v for s in optimizer.state.values() for v in s.values() if isinstance(v, torch.Tensor)]
+    )
+    return {
+        "parameters": sum(local_bytes(p) for p in params),
+        "gradients": sum(local_bytes(p.grad) for p in params if p.grad is not None),
+        "optimizer": sum(local_bytes(v) for v in state),
+    }
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,13 @@ def draw(bar_list: Sequence[Bar], title: str = "") -> Figure:
     for x, bar in enumerate(bar_list):
         bottom = 0.0
         for name, value in bar.segments:
-            ax.bar(x, value, bottom=bottom, color=COLORS.get(name, "tab:gray"),
-                   label=None if name in labelled else name)
+            ax.bar(
+                x,
+                value,
+                bottom=bottom,
+                color=COLORS.get(name, "tab:gray"),
+                label=None if name in labelled else name,
+            )
             labelled.add(name)
             bottom += value
         ax.text(x, bottom, f"{bottom:.1f}", ha="center", va="bottom", fontsize=8)
@@ -93,7 +103,10 @@ def draw(bar_list: Sequence[Bar], title: str = "") -> Figure:
     return fig
 
 
-def plot(per_setup: Mapping[str, Sequence[Mapping[str, int]]], title: str = "training state per rank",
-         unit: str = "KiB") -> Figure:
+def plot(
+    per_setup: Mapping[str, Sequence[Mapping[str, int]]],
+    title: str = "training state per rank",
+    unit: str = "KiB",
+) -> Figure:
     """Stacked bars of bytes per rank by category, for each setup (``{"DDP": [rank0, rank1], ...}``)."""
     return draw(bars(per_setup, unit), title)

@@ -9,8 +9,13 @@ import torch
 from torch.utils import benchmark
 
 
-def measure(fn: Callable[..., Any], *args: Any, min_run_time: float = 0.2, label: str = "",
-            num_threads: int | None = None) -> benchmark.Measurement:
+def measure(
+    fn: Callable[..., Any],
+    *args: Any,
+    min_run_time: float = 0.2,
+    label: str = "",
+    num_threads: int | None = None,
+) -> benchmark.Measurement:
     """Time ``fn(*args)`` with warm-up and CUDA synchronisation (``torch.utils.benchmark.Timer``).
 
     Returns the ``Measurement``; ``.median`` is in seconds.

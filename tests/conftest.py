@@ -29,8 +29,9 @@ def labs_env() -> dict[str, str]:
 
 def labs(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run ``labs ARGS`` and capture its output (text)."""
-    return subprocess.run([str(BIN / "labs"), *args], cwd=cwd, env=labs_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [str(BIN / "labs"), *args], cwd=cwd, env=labs_env(), capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -47,9 +48,13 @@ def broken_notebook(tmp_path: Path) -> Path:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--require", default="", metavar="NAMES",
-                     help="comma-separated: slurm, postgres, hub, cuda; a test that needs one that is missing fails "
-                          "instead of skipping (tests/requires.py)")
+    parser.addoption(
+        "--require",
+        default="",
+        metavar="NAMES",
+        help="comma-separated: slurm, postgres, hub, cuda; a test that needs one that is missing fails "
+        "instead of skipping (tests/requires.py)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,6 +70,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     if not torch.cuda.is_available():
         if "cuda" in REQUIRED:
-            raise pytest.UsageError(f"--require=cuda, but torch sees no CUDA device ({len(cuda)} tests need one)")
+            raise pytest.UsageError(
+                f"--require=cuda, but torch sees no CUDA device ({len(cuda)} tests need one)"
+            )
         for item in cuda:
-            item.add_marker(pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)"))
+            item.add_marker(
+                pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
+            )

@@ -17,7 +17,9 @@ def require(names: str) -> None:
     asked = {name.strip() for name in names.split(",") if name.strip()}
     unknown = sorted(asked - KNOWN)
     if unknown:
-        raise pytest.UsageError(f"--require: unknown {', '.join(unknown)} (known: {', '.join(sorted(KNOWN))})")
+        raise pytest.UsageError(
+            f"--require: unknown {', '.join(unknown)} (known: {', '.join(sorted(KNOWN))})"
+        )
     REQUIRED.clear()
     REQUIRED.update(asked)
 

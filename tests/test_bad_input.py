@@ -51,7 +51,9 @@ def test_memory_sizes_are_read_as_users_type_them():
     assert parse_size("lots") is None and parse_size("2X") is None and parse_size("-1G") is None
 
 
-def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_a_sandbox_that_cannot_import_the_project_says_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     # An interpreter that sees no site-packages, and a PYTHONPATH where the project's packages are not:
     # the sandbox then cannot import graders.
     import sys
@@ -71,5 +73,7 @@ def test_a_sandbox_that_cannot_import_the_project_says_the_fix(tmp_path: Path, m
     message = str(raised.value)
     assert message.startswith(f"sandbox worker 0 did not start (see {tmp_path / 'worker0.log'}): ")
     assert "No module named 'graders'" in message
-    assert (f"the sandbox imports only what it binds (graders, labutils, zygote from {tmp_path / 'nowhere'}): "
-            "is the project installed in the venv") in message and message.endswith("pip install -e .")
+    assert (
+        f"the sandbox imports only what it binds (graders, labutils, zygote from {tmp_path / 'nowhere'}): "
+        "is the project installed in the venv"
+    ) in message and message.endswith("pip install -e .")

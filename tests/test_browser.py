@@ -36,8 +36,14 @@ COURSE = Path(os.environ.get("LABS_BROWSER_COURSE", ROOT / "course")).resolve()
 SHOTS = ROOT / "build" / "report" / "browser"
 LESSON_TIMEOUT = 900.0
 VISUALIZER = re.compile(r"\b(draw_graph|strides\.(show|compare)|memory\.(compare|track_step))\b")
-DRAWING_CALLS = {"draw_graph", "graphs.draw_graph", "strides.show", "strides.compare", "memory.compare",
-                 "plt.show"}
+DRAWING_CALLS = {
+    "draw_graph",
+    "graphs.draw_graph",
+    "strides.show",
+    "strides.compare",
+    "memory.compare",
+    "plt.show",
+}
 SELF_CHECK = re.compile(r"\bexercises\.check\(")
 
 
@@ -81,8 +87,11 @@ def correct_answer(source_lab: Path, grade_id: str) -> str:
     """The instructor's solution of ``grade_id``: the source cell without its solution markers."""
     nb = nbformat.read(source_lab, as_version=4)
     cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
-    return "\n".join(line for line in cell.source.splitlines()
-                     if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+    return "\n".join(
+        line
+        for line in cell.source.splitlines()
+        if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")
+    )
 
 
 def first_exercise(nb: nbformat.NotebookNode) -> tuple[int, int]:
@@ -126,19 +135,22 @@ def run_lesson(page, server: LabServer, rel: str) -> list[str]:
         states = book.cell_states()
         assert len(states) == len(saved.cells), f"{rel}: {len(states)} cells shown, {len(saved.cells)} saved"
         problems += [f"{rel}: {e}" for e in error_outputs(saved, upto=stop + 1)]
-        code = [i for i, c in enumerate(saved.cells[:stop + 1]) if c.cell_type == "code"]
+        code = [i for i, c in enumerate(saved.cells[: stop + 1]) if c.cell_type == "code"]
         not_run = [i for i in code if saved.cells[i].execution_count is None]
         if not_run and not problems:
             problems.append(f"{rel}: cells {not_run} never ran")
-        drawing = sorted({i for i in picture_cells(saved) if i <= stop}
-                         | {i for i in code if draws(saved.cells[i].source)})
+        drawing = sorted(
+            {i for i in picture_cells(saved) if i <= stop} | {i for i in code if draws(saved.cells[i].source)}
+        )
         if VISUALIZER.search(str(released)) and not stop_draws:
             problems.append(f"{rel}: uses a visualizer but no cell's last line draws")
         for i in drawing:
             state = book.wait_for_pictures(i)
             if not state["pictures"] or state["broken"]:
-                problems.append(f"{rel}: cell {i} draws, but the page shows {state['pictures']} pictures "
-                                f"({state['broken']} broken)")
+                problems.append(
+                    f"{rel}: cell {i} draws, but the page shows {state['pictures']} pictures "
+                    f"({state['broken']} broken)"
+                )
         name = rel.replace("/", "__").removesuffix(".ipynb")
         book.screenshot(SHOTS / f"{name}.png", cell=drawing[0] if drawing else None)
     finally:
@@ -205,21 +217,45 @@ def test_student_path_in_jupyterlab(tmp_path: Path):
         for lab in lab_files:
             problems += solve_first_exercise(page, server, lab.relative_to(server.workspace).as_posix())
         context.close()
-    edited = {p: p.read_bytes() for p in [server.workspace / lesson.relative_to(COURSE) for lesson in lessons]
-              + lab_files}
-    rebuild = labs("release", "--course", str(COURSE), "--build", str(tmp_path / "build" / "nbgrader"),
-                   "--workspace", str(server.workspace), cwd=tmp_path)
+    edited = {
+        p: p.read_bytes()
+        for p in [server.workspace / lesson.relative_to(COURSE) for lesson in lessons] + lab_files
+    }
+    rebuild = labs(
+        "release",
+        "--course",
+        str(COURSE),
+        "--build",
+        str(tmp_path / "build" / "nbgrader"),
+        "--workspace",
+        str(server.workspace),
+        cwd=tmp_path,
+    )
     assert rebuild.returncode == 0, rebuild.stdout + rebuild.stderr
-    changed = [p.relative_to(server.workspace).as_posix() for p, content in edited.items()
-               if p.read_bytes() != content]
+    changed = [
+        p.relative_to(server.workspace).as_posix()
+        for p, content in edited.items()
+        if p.read_bytes() != content
+    ]
     assert not changed, f"rebuilding the release overwrote the student's work: {changed}"
     assert not problems, "\n".join(problems)
 
 
 def test_static_course_opens_offline_with_every_picture(tmp_path: Path):
     pictures = ROOT / "tests" / "browser" / "fixtures" / "fx_pictures"
-    result = labs("run", str(pictures), str(FIXTURES / "course"), "--smoke", "--device", "cpu", "--html",
-                  "--report", str(tmp_path), "--jobs", "2")
+    result = labs(
+        "run",
+        str(pictures),
+        str(FIXTURES / "course"),
+        "--smoke",
+        "--device",
+        "cpu",
+        "--html",
+        "--report",
+        str(tmp_path),
+        "--jobs",
+        "2",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     with chromium.browser() as instance:
         site = check_site(instance, tmp_path / "site" / "index.html", SHOTS / "site_fixture")

@@ -12,11 +12,13 @@ import pytest
 from graders.grader.sandbox import cgroups
 
 
-def test_a_dead_graders_empty_groups_are_swept_and_nothing_else(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_dead_graders_empty_groups_are_swept_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(cgroups, "_swept", set())
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead = int(gone.stdout)  # a pid that has just exited (not reused in the moment this test takes)
     stale = tmp_path / f"labs-{dead}-7f41"
     busy = tmp_path / f"labs-{dead}-7f42"  # still lists a process: rmdir fails, as the kernel's would

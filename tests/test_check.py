@@ -14,8 +14,17 @@ FIXTURE_STANDARD = ["--min-exercises", "2", "--min-points", "5", "--min-wrong", 
 
 
 def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
-    result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
-                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path), *FIXTURE_STANDARD)
+    result = labs(
+        "check",
+        "fx_basic",
+        "--course",
+        str(FIXTURES / "course"),
+        "--wrong-solutions",
+        str(FIXTURES / "wrong_solutions"),
+        "--build",
+        str(tmp_path),
+        *FIXTURE_STANDARD,
+    )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
     assert "1/1 chapters pass the self-check" in out
@@ -25,10 +34,20 @@ def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
     assert "FAIL" not in out and "warning" not in out
 
 
-
 def test_every_verdict_holds_under_several_salts(tmp_path: Path):
-    result = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--wrong-solutions",
-                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path), "--salts", "3", *FIXTURE_STANDARD)
+    result = labs(
+        "check",
+        "fx_basic",
+        "--course",
+        str(FIXTURES / "course"),
+        "--wrong-solutions",
+        str(FIXTURES / "wrong_solutions"),
+        "--build",
+        str(tmp_path),
+        "--salts",
+        "3",
+        *FIXTURE_STANDARD,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1/1 chapters pass the self-check" in result.stdout and "under salt" not in result.stdout
     refused = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--salts", "0")
@@ -49,19 +68,32 @@ def test_only_jobs_of_the_source_carry_a_probe_traceback():
     student = run_probes(source, "lab_x.py", ns, 1)["test_x"]["error"]
     reference = run_probes(source, "lab_x.py", ns, 1, traceback=True)["test_x"]["error"]
     assert student == "ZeroDivisionError: division by zero"
-    assert reference.startswith(student + "\nlab_x.py:6 in x: return ns[\"f\"]()\n"), reference
+    assert reference.startswith(student + '\nlab_x.py:6 in x: return ns["f"]()\n'), reference
 
 
-def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it_to_the_standard(tmp_path: Path):
+def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it_to_the_standard(
+    tmp_path: Path,
+):
     """`labs check --no-sandbox` (what `python -m graders.trial` was): same verdicts, no bwrap; and under the
     course's standard (no --min-* options) the small fixture lab fails the check, saying why."""
-    result = labs("check", "fx_basic", "--no-sandbox", "--course", str(FIXTURES / "course"), "--wrong-solutions",
-                  str(FIXTURES / "wrong_solutions"), "--build", str(tmp_path))
+    result = labs(
+        "check",
+        "fx_basic",
+        "--no-sandbox",
+        "--course",
+        str(FIXTURES / "course"),
+        "--wrong-solutions",
+        str(FIXTURES / "wrong_solutions"),
+        "--build",
+        str(tmp_path),
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "labs check --no-sandbox: submissions run without bubblewrap" in result.stderr
     assert "scale__in_place.py" in result.stdout and "relu_grad__sign.py" in result.stdout
     failures = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
-    assert "FAIL (below)" not in result.stdout and len(failures) == 4, failures  # every version earned what it should
+    assert "FAIL (below)" not in result.stdout and len(failures) == 4, (
+        failures
+    )  # every version earned what it should
     assert all("below the standard" in line for line in failures), failures
     out = " ".join(result.stdout.split())
     assert "0/1 chapters pass the self-check" in out
@@ -74,15 +106,24 @@ def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it
 # Every way a lab can fail the check, each in a chapter of its own (a copy of the fixture lab with one thing
 # broken), checked in one run: one pool of sandboxes and one start-up for all of them.
 BROKEN = {
-    "fx_raising": ('return [ns["relu_grad"]', 'return [no_such_helper(ns)'),
-    "fx_differs": ('return [ns["relu_grad"](draw.randn(n)) for n in draw.sizes(0, 40, 5)]',
-                   'import time\n    return [{"grad": ns["relu_grad"](draw.randn(3)), "when": time.time_ns()} for _ in range(5)]'),
+    "fx_raising": ('return [ns["relu_grad"]', "return [no_such_helper(ns)"),
+    "fx_differs": (
+        'return [ns["relu_grad"](draw.randn(n)) for n in draw.sizes(0, 40, 5)]',
+        'import time\n    return [{"grad": ns["relu_grad"](draw.randn(3)), "when": time.time_ns()} for _ in range(5)]',
+    ),
     "fx_probe_import": ("from graders.inside.probing", "undefined_name\nfrom graders.inside.probing"),
-    "fx_cut": ('cases.append([ns["scale"](x, factor), x])', 'cases.append([ns["scale"](x, factor), ns["relu_grad"](x)])'),
+    "fx_cut": (
+        'cases.append([ns["scale"](x, factor), x])',
+        'cases.append([ns["scale"](x, factor), ns["relu_grad"](x)])',
+    ),
 }
-RIGHT = {"fx_right": {"scale__mul_method.py": "def scale(t, factor):\n    return t.mul(factor)\n",
-                      "relu_grad__by_comparison.py": "def relu_grad(x):\n    return (x > 0).to(x.dtype)\n"},
-         "fx_strict": {"scale__rounds.py": "def scale(t, factor):\n    return (t * factor).round()\n"}}
+RIGHT = {
+    "fx_right": {
+        "scale__mul_method.py": "def scale(t, factor):\n    return t.mul(factor)\n",
+        "relu_grad__by_comparison.py": "def relu_grad(x):\n    return (x > 0).to(x.dtype)\n",
+    },
+    "fx_strict": {"scale__rounds.py": "def scale(t, factor):\n    return (t * factor).round()\n"},
+}
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +153,13 @@ def broken_labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[boo
         for name, text in files.items():
             (right / chapter / name).write_text(text)
     shutil.copytree(FIXTURES / "failing" / "weak_lab", course / "weak_lab")
-    results = check_chapters([course / c for c in [*chapters, "weak_lab"]], tmp / "build",
-                             SolutionFolders.found(wrong, right), jobs=2, standard=Standard(2, 5, 1))
+    results = check_chapters(
+        [course / c for c in [*chapters, "weak_lab"]],
+        tmp / "build",
+        SolutionFolders.found(wrong, right),
+        jobs=2,
+        standard=Standard(2, 5, 1),
+    )
     shown = {}
     for result in results:
         with console.capture() as captured:
@@ -145,7 +191,9 @@ def test_wrong_solution_files_nothing_uses_are_reported(broken_labs):
 def test_a_probe_raising_on_the_source_shows_its_exception_and_frames(broken_labs):
     ok, out = broken_labs["fx_raising"]
     assert not ok
-    assert "probe test_relu_grad (lab_basic.py) raised NameError: name 'no_such_helper' is not defined" in out, out
+    assert (
+        "probe test_relu_grad (lab_basic.py) raised NameError: name 'no_such_helper' is not defined" in out
+    ), out
     assert "lab_basic.py:" in out and "in relu_grad: return [no_such_helper(ns)" in out, out
     assert "torch 2." not in out  # not the notebook's last output line any more
 
@@ -153,15 +201,20 @@ def test_a_probe_raising_on_the_source_shows_its_exception_and_frames(broken_lab
 def test_a_field_that_differs_between_runs_names_the_first_case_and_key(broken_labs):
     ok, out = broken_labs["fx_differs"]
     assert not ok
-    assert "below full marks: test_relu_grad (hidden check 'relu_grad on random inputs' failed: 5 of 5 cases differ" in out
+    assert (
+        "below full marks: test_relu_grad (hidden check 'relu_grad on random inputs' failed: 5 of 5 cases differ"
+        in out
+    )
     assert 'first difference: case 0 → ["when"]: expected ' in out, out
 
 
 def test_a_probe_file_that_does_not_import_or_is_missing_is_one_line_naming_it(broken_labs, tmp_path: Path):
     ok, out = broken_labs["fx_probe_import"]
     assert not ok and "Traceback" not in out, out
-    assert "fx_probe_import/probes/lab_basic.py:3: the probe file does not import: NameError: name 'undefined_name' " \
-           "is not defined" in out, out
+    assert (
+        "fx_probe_import/probes/lab_basic.py:3: the probe file does not import: NameError: name 'undefined_name' "
+        "is not defined" in out
+    ), out
     ok, out = broken_labs["fx_no_probes"]
     assert not ok and "Traceback" not in out, out
     assert "no probe file" in out and "fx_no_probes/probes/lab_basic.py" in out, out
@@ -192,6 +245,8 @@ def test_a_probe_that_needs_a_later_exercise_fails_the_cut_source(broken_labs):
     that uses something defined later is reported (its wrong solutions' verdicts would mean nothing)."""
     ok, out = broken_labs["fx_cut"]
     assert not ok
-    assert "FAIL lab_basic.ipynb source cut after exercise scale: its probe depends on cells after the exercise" \
-        in out, out
+    assert (
+        "FAIL lab_basic.ipynb source cut after exercise scale: its probe depends on cells after the exercise"
+        in out
+    ), out
     assert "source cut after exercise relu_grad" not in out  # nothing follows the last exercise

@@ -42,8 +42,14 @@ def _student_copy(folder: Path, solved: bool) -> Path:
 
 
 def _check_lab(tmp_path: Path, notebook: Path, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "labs"), "check-lab", str(notebook), "--course", str(COURSE)], cwd=tmp_path,
-                          env=labs_env() | env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [str(BIN / "labs"), "check-lab", str(notebook), "--course", str(COURSE)],
+        cwd=tmp_path,
+        env=labs_env() | env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def test_a_blank_lab_shows_the_feedback_text_and_no_hidden_code(tmp_path: Path):
@@ -52,10 +58,19 @@ def test_a_blank_lab_shows_the_feedback_text_and_no_hidden_code(tmp_path: Path):
     out = " ".join(result.stdout.split())  # the table wraps long lines
     assert "0/5 points (graded)" in out
     assert "hidden check 'relu_grad on random inputs' failed" in out
-    hidden = [line.strip() for block in HIDDEN_BLOCK.findall("\n".join(
-        c.source for c in nbformat.read(SOURCE, as_version=4).cells)) for line in block.splitlines()]
-    probe_code = [line.strip() for line in PROBES.read_text().splitlines() if line.strip().startswith(("return", "x ="))]
-    shown = [line for line in hidden + probe_code if len(line) > 12 and "###" not in line and line in result.stdout]
+    hidden = [
+        line.strip()
+        for block in HIDDEN_BLOCK.findall(
+            "\n".join(c.source for c in nbformat.read(SOURCE, as_version=4).cells)
+        )
+        for line in block.splitlines()
+    ]
+    probe_code = [
+        line.strip() for line in PROBES.read_text().splitlines() if line.strip().startswith(("return", "x ="))
+    ]
+    shown = [
+        line for line in hidden + probe_code if len(line) > 12 and "###" not in line and line in result.stdout
+    ]
     assert probe_code and hidden and shown == []
 
 
@@ -65,11 +80,14 @@ def test_a_notebook_that_is_no_lab_is_one_line(tmp_path: Path):
     other.write_text(SOURCE.read_text())
     result = _check_lab(tmp_path, other)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [f"error: {other}: not a lab of {COURSE} (a lab is "
-                                                  "<chapter>/lab_*.ipynb, in a folder named after its chapter, "
-                                                  "such as student/03_modules/lab_modules.ipynb)"]
+    assert result.stderr.strip().splitlines() == [
+        f"error: {other}: not a lab of {COURSE} (a lab is "
+        "<chapter>/lab_*.ipynb, in a folder named after its chapter, "
+        "such as student/03_modules/lab_modules.ipynb)"
+    ]
     assert labs("check-lab", str(tmp_path / "missing.ipynb")).stderr.strip() == (
-        f"error: {tmp_path / 'missing.ipynb'}: no such notebook")
+        f"error: {tmp_path / 'missing.ipynb'}: no such notebook"
+    )
 
 
 def _student_set() -> set[str]:
@@ -80,7 +98,9 @@ def _student_set() -> set[str]:
     while wanted:
         req, extra = wanted.pop()
         name = canonicalize_name(req.name)
-        if (name, tuple(sorted(req.extras))) in seen or (req.marker and not req.marker.evaluate({"extra": extra})):
+        if (name, tuple(sorted(req.extras))) in seen or (
+            req.marker and not req.marker.evaluate({"extra": extra})
+        ):
             continue
         seen.add((name, tuple(sorted(req.extras))))
         found.add(name)
@@ -122,14 +142,18 @@ def test_a_solved_lab_earns_every_point_with_only_the_students_set(tmp_path: Pat
     the command (the sandbox imports from its own PYTHONPATH, so its side is what pyproject's list says).
     Nothing is left behind: the private grading root, with its results.json, is gone."""
     allowed = _student_set()
-    blocked = sorted(module for module, dists in metadata.packages_distributions().items()
-                     if not any(canonicalize_name(d) in allowed or _vendored(d) for d in dists) and module.isidentifier())
+    blocked = sorted(
+        module
+        for module, dists in metadata.packages_distributions().items()
+        if not any(canonicalize_name(d) in allowed or _vendored(d) for d in dists) and module.isidentifier()
+    )
     assert {"papermill", "pytest", "playwright", "mkdocs"} <= set(blocked) and "hypothesis" not in blocked
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(BLOCKER.format(blocked=blocked))
     env = {"PYTHONPATH": str(tmp_path / "site")}
-    refused = subprocess.run([sys.executable, "-c", "import papermill"], env=labs_env() | env, capture_output=True,
-                             text=True)
+    refused = subprocess.run(
+        [sys.executable, "-c", "import papermill"], env=labs_env() | env, capture_output=True, text=True
+    )
     assert "No module named 'papermill'" in refused.stderr
     result = _check_lab(tmp_path, _student_copy(tmp_path, solved=True), **env)
     assert result.returncode == 0, result.stdout + result.stderr

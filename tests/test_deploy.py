@@ -53,12 +53,15 @@ def _fresh_dynamo():
 
 # ---- explain_summary -------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_explain_summary_matches_dynamo_explain() -> None:
     x = torch.randn(8, generator=torch.Generator().manual_seed(0))
     raw = torch._dynamo.explain(_with_print)(x)
     summary = deploy.explain_summary(_with_print, x)
-    assert (summary.graph_count, summary.graph_break_count) == (raw.graph_count, raw.graph_break_count) == (2, 1)
+    assert (
+        (summary.graph_count, summary.graph_break_count) == (raw.graph_count, raw.graph_break_count) == (2, 1)
+    )
     assert len(summary.break_reasons) == len(raw.break_reasons) == 1
     assert 'print("graph break here")' in summary.break_reasons[0]
     assert "\n" not in summary.break_reasons[0]
@@ -81,6 +84,7 @@ def test_explain_summary_no_break_and_break_at_end() -> None:
 
 
 # ---- compile counters ------------------------------------------------------------------------
+
 
 def test_compile_counter_sees_automatic_dynamic_shapes() -> None:
     counter = deploy.CompileCounter()
@@ -121,6 +125,7 @@ def test_aot_graph_counter_counts_forward_and_backward() -> None:
 
 # ---- quiet_onnx_export -------------------------------------------------------------------------
 
+
 def test_quiet_onnx_export_filters_only_the_upstream_noise() -> None:
     logger = logging.getLogger("torch.onnx._internal.exporter._registration")
     before = logger.level
@@ -138,14 +143,21 @@ def test_quiet_onnx_export_filters_only_the_upstream_noise() -> None:
 
 # ---- onnxruntime parity ------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_onnx(tmp_path_factory):
     torch.manual_seed(0)
     model = TinyNet().eval()
     path = os.fspath(tmp_path_factory.mktemp("onnx") / "tiny.onnx")
     with deploy.quiet_onnx_export():
-        program = torch.onnx.export(model, (torch.randn(4, 16),), path, dynamo=True, verbose=False,
-                                    dynamic_shapes={"x": {0: Dim("batch", min=1, max=256)}})
+        program = torch.onnx.export(
+            model,
+            (torch.randn(4, 16),),
+            path,
+            dynamo=True,
+            verbose=False,
+            dynamic_shapes={"x": {0: Dim("batch", min=1, max=256)}},
+        )
     return model, path, program
 
 
@@ -214,6 +226,7 @@ def test_torch_cond_exports_to_onnx_if_with_parity() -> None:
 
 # ---- top_ops ---------------------------------------------------------------------------------
 
+
 def test_top_ops_sorted_and_sums_to_total() -> None:
     a, b = torch.randn(128, 128), torch.randn(128, 128)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -230,6 +243,7 @@ def test_top_ops_sorted_and_sums_to_total() -> None:
 
 
 # ---- LatencyTable ----------------------------------------------------------------------------
+
 
 def test_latency_table_speedups_and_markdown() -> None:
     table = deploy.LatencyTable(title="t")
@@ -248,6 +262,7 @@ def test_latency_table_speedups_and_markdown() -> None:
 
 # ---- quiet_torchao_import ----------------------------------------------------------------------
 
+
 def test_quiet_torchao_import_drops_only_the_import_noise(caplog: pytest.LogCaptureFixture) -> None:
     torchao_log, pytree_log = logging.getLogger("torchao"), logging.getLogger("torch.utils._pytree")
     with caplog.at_level(logging.WARNING):
@@ -257,5 +272,7 @@ def test_quiet_torchao_import_drops_only_the_import_noise(caplog: pytest.LogCapt
             torchao_log.warning("Failed to quantize layer fc1")
         torchao_log.warning("Failed to load /x/site-packages/torchao/_C_cutlass.so: after the block")
     assert [r.getMessage() for r in caplog.records] == [
-        "Failed to quantize layer fc1", "Failed to load /x/site-packages/torchao/_C_cutlass.so: after the block"]
+        "Failed to quantize layer fc1",
+        "Failed to load /x/site-packages/torchao/_C_cutlass.so: after the block",
+    ]
     assert not torchao_log.filters and not pytree_log.filters

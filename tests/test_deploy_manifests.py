@@ -47,8 +47,13 @@ def _load(path: Path) -> dict:
 
 def _labs_args(script: str, env: dict[str, str]) -> list[str]:
     """The arguments ``script`` passes to labs, run by bash with labs replaced by a printer."""
-    done = subprocess.run(["bash", "-c", STUB + script.replace(".venv/bin/labs", "labs")],
-                          env={"PATH": os.environ["PATH"], **env}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["bash", "-c", STUB + script.replace(".venv/bin/labs", "labs")],
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.splitlines()
 
 
@@ -113,7 +118,9 @@ def test_job_pods_grade_shards_1_to_n_once_into_the_secret_gradebook():
 def _workflow_errors(workflow: dict) -> list[str]:
     """What SchemaStore's GitHub workflow schema (the copy vendored in check-jsonschema) finds wrong."""
     schemas = pytest.importorskip("check_jsonschema.builtin_schemas", reason="pip install -e '.[dev]'")
-    schema = json.loads((resources.files(schemas) / "vendor" / "github-workflows.json").read_text(encoding="utf-8"))
+    schema = json.loads(
+        (resources.files(schemas) / "vendor" / "github-workflows.json").read_text(encoding="utf-8")
+    )
     workflow = dict(workflow)
     if True in workflow:  # PyYAML (YAML 1.1) reads the key `on` as True; GitHub reads it as "on"
         workflow["on"] = workflow.pop(True)
@@ -164,8 +171,13 @@ def test_workflow_matrix_grades_shards_1_to_n_once_into_the_secret_gradebook():
     assert "${{" not in step["run"]  # inputs reach the shell as variables, never pasted into the script
     shards = []
     for shard in matrix:
-        env = {"SHARDS": str(n), "SHARD": str(shard), "GRADEBOOK_URL": DB_URL, "CHAPTER": "02_tensors",
-               "SUBMISSIONS": "submitted"}
+        env = {
+            "SHARDS": str(n),
+            "SHARD": str(shard),
+            "GRADEBOOK_URL": DB_URL,
+            "CHAPTER": "02_tensors",
+            "SUBMISSIONS": "submitted",
+        }
         args = _labs_args(step["run"], env)
         assert args[:2] == ["grade", "submitted"] and _option(args, "--db") == DB_URL
         shards.append(_option(args, "--shard"))

@@ -15,7 +15,9 @@ def test_splits_are_disjoint_stratified_and_reproducible():
     for split in (splits.val, splits.test):
         assert torch.bincount(split.y, minlength=10).min() >= 25, "every digit is in every split"
     again = digits.load(seed=0)
-    assert torch.equal(again.test.x, splits.test.x) and not torch.equal(digits.load(seed=1).test.y, splits.test.y)
+    assert torch.equal(again.test.x, splits.test.x) and not torch.equal(
+        digits.load(seed=1).test.y, splits.test.y
+    )
 
 
 def test_model_shape_and_untrained_accuracy():

@@ -27,7 +27,9 @@ FRAGMENT = "<!-- fragment -->"
 WALKTHROUGH = "<!-- walkthrough -->"
 CHAPTER = "06_tricks"  # what the docs' NN_topic placeholders stand for here
 RUN_FOR_REAL = ("labs new ", "labs lint ")  # cheap enough to run on the scaffold; the rest is parsed
-EXERCISES = {"softplus": torch.nn.functional.softplus}  # the docs' example exercises, as a student would solve them
+EXERCISES = {
+    "softplus": torch.nn.functional.softplus
+}  # the docs' example exercises, as a student would solve them
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ def blocks(doc: Path) -> list[Block]:
             continue
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "```")
         previous = next((line.strip() for line in reversed(lines[:i]) if line.strip()), "")
-        body = textwrap.dedent("\n".join(lines[i + 1:end]))
+        body = textwrap.dedent("\n".join(lines[i + 1 : end]))
         found.append(Block(doc, i + 1, opened["lang"], body, previous == FRAGMENT, previous == WALKTHROUGH))
         i = end + 1
     return found
@@ -88,10 +90,14 @@ def _pending(ctx: Any) -> list[str]:
 
 def _run_bash(block: Block, workdir: Path) -> None:
     for args in _commands(block):
-        assert args[0] == "labs", f"{block.doc.name}:{block.line}: only `labs` commands are checked, got {args}"
+        assert args[0] == "labs", (
+            f"{block.doc.name}:{block.line}: only `labs` commands are checked, got {args}"
+        )
         if " ".join(args).startswith(RUN_FOR_REAL):
             result = labs(*args[1:], cwd=workdir)
-            assert result.returncode == 0, f"{block.doc.name}:{block.line}: {args}\n{result.stdout}{result.stderr}"
+            assert result.returncode == 0, (
+                f"{block.doc.name}:{block.line}: {args}\n{result.stdout}{result.stderr}"
+            )
         else:
             _parses(args[1:])
 
@@ -100,7 +106,9 @@ def _run_python(block: Block, namespace: dict) -> None:
     if "@probe(" in block.text:
         for grade_id, found in load_probes(block.text, f"{block.doc.name}:{block.line}").items():
             observed = to_plain(found.fn(dict(EXERCISES), Draw(0, grade_id)))
-            assert first_unplain(observed) is None, f"{block.doc.name}:{block.line}: {grade_id} returns {observed}"
+            assert first_unplain(observed) is None, (
+                f"{block.doc.name}:{block.line}: {grade_id} returns {observed}"
+            )
     else:
         exec(compile(block.text, f"{block.doc.name}:{block.line}", "exec"), namespace)
 
@@ -132,13 +140,17 @@ def test_fragments_are_few_and_marked():
     assert all(b.lang == "python" for b in fragments)
 
 
-CITED_DOC = re.compile(r"\b((?:docs|ci|labs|graders|labutils|zygote|benchmarks|tests)/[\w./-]+\.(?:md|py|yml|yaml|json|sh))\b")
+CITED_DOC = re.compile(
+    r"\b((?:docs|ci|labs|graders|labutils|zygote|benchmarks|tests)/[\w./-]+\.(?:md|py|yml|yaml|json|sh))\b"
+)
 
 
 def _citing_files() -> list[Path]:
     files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     for package in ("labutils", "graders", "labs", "zygote", "benchmarks", "course", "ci"):
-        files += sorted(p for p in (ROOT / package).rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".yml", ".yaml"))
+        files += sorted(
+            p for p in (ROOT / package).rglob("*") if p.suffix in (".py", ".ipynb", ".md", ".yml", ".yaml")
+        )
     return files
 
 
@@ -147,8 +159,16 @@ def test_every_file_a_doc_or_module_cites_exists():
     missing = {}
     for path in _citing_files():
         text = path.read_text(encoding="utf-8", errors="replace")
-        gone = sorted({m for m in CITED_DOC.findall(text) if "<" not in m and "*" not in m
-                       and not (ROOT / m).exists() and not (path.parent / m).exists()})
+        gone = sorted(
+            {
+                m
+                for m in CITED_DOC.findall(text)
+                if "<" not in m
+                and "*" not in m
+                and not (ROOT / m).exists()
+                and not (path.parent / m).exists()
+            }
+        )
         if gone:
             missing[path.relative_to(ROOT).as_posix()] = gone
     assert missing == {}

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def probes(chapter: str, lab: str) -> ModuleType:
     """A lab's probe file, imported as a module."""
-    spec = importlib.util.spec_from_file_location(f"probes_{lab}", ROOT / "course" / chapter / "probes" / f"{lab}.py")
+    spec = importlib.util.spec_from_file_location(
+        f"probes_{lab}", ROOT / "course" / chapter / "probes" / f"{lab}.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -105,6 +107,8 @@ def test_view_strides_layouts_combine_kinds(salt: int) -> None:
 
     assert any(expanded(lay) and permuted(lay) for lay in layouts)
     assert any(gapped(lay) and permuted(lay) for lay in layouts)
-    assert any(n == 1 and s > 1 for lay in layouts for n, s in zip(*lay, strict=True))  # a size-1 dim's odd stride
+    assert any(
+        n == 1 and s > 1 for lay in layouts for n, s in zip(*lay, strict=True)
+    )  # a size-1 dim's odd stride
     assert any(lay == ((), ()) for lay in layouts)
     assert len(set(drawn)) >= 70 and sum(permuted(lay) or expanded(lay) or gapped(lay) for lay in drawn) >= 25

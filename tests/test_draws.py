@@ -31,13 +31,21 @@ print(json.dumps(examples(Draw(7, "probe"), st.lists(st.integers(), max_size=20)
 
 def drawn(folder: Path, *args: str, env: dict | None = None) -> list:
     """The examples a fresh interpreter draws in ``folder`` (``load``: after importing a local module)."""
-    result = subprocess.run([sys.executable, "-c", SCRIPT, *args], cwd=folder, capture_output=True, text=True,
-                            check=True, env={**os.environ, **(env or {})})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
     return json.loads(result.stdout)
 
 
 def test_examples_ignore_loaded_modules_and_profile_and_write_nothing(tmp_path: Path) -> None:
-    (tmp_path / "local_constants.py").write_text("".join(f"K{i} = {v}\n" for i, v in enumerate(LOCAL_CONSTANTS)))
+    (tmp_path / "local_constants.py").write_text(
+        "".join(f"K{i} = {v}\n" for i, v in enumerate(LOCAL_CONSTANTS))
+    )
     plain = drawn(tmp_path)
     assert drawn(tmp_path, "load") == plain
     assert drawn(tmp_path, env={"CI": "1"}) == plain

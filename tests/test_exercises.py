@@ -22,7 +22,9 @@ def test_the_outcome_is_truthy_and_displays_nothing(capsys):
 def test_same_is_strict_where_it_matters():
     assert not exercises.same(1, True) and not exercises.same(True, 1)
     assert exercises.same(0.1 + 0.2, 0.3)
-    assert exercises.same((2, 3), (2, 3)) and exercises.same([2, 3], (2, 3)) and not exercises.same((2,), (2, 3))
+    assert (
+        exercises.same((2, 3), (2, 3)) and exercises.same([2, 3], (2, 3)) and not exercises.same((2,), (2, 3))
+    )
     assert exercises.same(torch.ones(2), torch.ones(2))
     assert not exercises.same(torch.ones(2), torch.ones(2, dtype=torch.float64))
     assert not exercises.same(torch.ones(2), torch.ones(1, 2))

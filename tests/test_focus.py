@@ -20,15 +20,19 @@ def test_a_focused_lab_runs_only_its_test_cells_and_probes_and_nothing_after() -
     graded = [c.key for c in job.cells if c.graded]
     assert graded == tests[:1]
     first_test = next(i for i, c in enumerate(everything.cells) if c.key == tests[0])
-    assert [c.key for c in job.cells] == [c.key for c in everything.cells[:first_test + 1]]  # nothing after it
+    assert [c.key for c in job.cells] == [
+        c.key for c in everything.cells[: first_test + 1]
+    ]  # nothing after it
     assert job.probes_only == tests[:1] and everything.probes_only == []
     assert [t.grade_id for t in one.tests] == tests[:1] and set(one.probes) == {tests[0]}
 
 
 def test_run_probes_runs_only_the_probes_it_is_asked_for() -> None:
-    source = ("from graders.inside.probing import probe\n"
-              "@probe('a')\ndef a(ns, draw):\n    '''a'''\n    return 1\n"
-              "@probe('b')\ndef b(ns, draw):\n    '''b'''\n    raise AssertionError('must not run')\n")
+    source = (
+        "from graders.inside.probing import probe\n"
+        "@probe('a')\ndef a(ns, draw):\n    '''a'''\n    return 1\n"
+        "@probe('b')\ndef b(ns, draw):\n    '''b'''\n    raise AssertionError('must not run')\n"
+    )
     ran = run_probes(source, "p.py", {}, 0, only=["a"])
     assert list(ran) == ["a"] and ran["a"]["value"] == 1
     assert set(run_probes(source, "p.py", {}, 0)) == {"a", "b"}
@@ -43,11 +47,13 @@ def test_a_solution_that_binds_a_name_a_later_cell_binds_runs_to_the_end(tmp_pat
     wrong = tmp_path / "fx_basic"
     wrong.mkdir()
     (wrong / "scale__alone.py").write_text("def scale(t, factor):\n    return t\n")
-    (wrong / "scale__and_relu_grad.py").write_text("def scale(t, factor):\n    return t\n\n"
-                                                   "def relu_grad(x):\n    return x\n")
+    (wrong / "scale__and_relu_grad.py").write_text(
+        "def scale(t, factor):\n    return t\n\ndef relu_grad(x):\n    return x\n"
+    )
     (wrong / "scale__magic.py").write_text("%time 1\ndef scale(t, factor):\n    return t\n")
     files = [("scale", p) for p in sorted(wrong.glob("*.py"))]
     cut = {v.name.split()[2]: v.cut for v in versions(lab, lab.source, files) if v.name.startswith("wrong")}
     assert cut == {"scale__alone.py": True, "scale__and_relu_grad.py": False, "scale__magic.py": False}
-    assert bound_names("import torch.nn as nn\nfrom a import b as c\nfor i, (j, k) in x: pass\nclass K: y = 1\n") \
-        == {"nn", "c", "i", "j", "k", "K"}
+    assert bound_names(
+        "import torch.nn as nn\nfrom a import b as c\nfor i, (j, k) in x: pass\nclass K: y = 1\n"
+    ) == {"nn", "c", "i", "j", "k", "K"}

@@ -31,33 +31,35 @@ FULL = {"test_scale": 2.0, "test_relu_grad": 3.0}
 WRONG = "def scale(t, factor):\n    return t\n\ndef relu_grad(x):\n    return torch.ones_like(x)\n"
 ATTACKS = {
     "always-equal": "class Yes(torch.Tensor):\n    def __eq__(self, other):\n        return True\n"
-                    "    __ne__ = lambda self, other: False\n\n"
-                    "def scale(t, factor):\n    return torch.zeros_like(t).as_subclass(Yes)\n\n"
-                    "def relu_grad(x):\n    return torch.zeros_like(x).as_subclass(Yes)\n",
+    "    __ne__ = lambda self, other: False\n\n"
+    "def scale(t, factor):\n    return torch.zeros_like(t).as_subclass(Yes)\n\n"
+    "def relu_grad(x):\n    return torch.zeros_like(x).as_subclass(Yes)\n",
     "patch-testing": WRONG + "torch.testing.assert_close = lambda *a, **k: None\n"
-                             "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
-                             "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n",
-    "patch-builtins": WRONG + "import builtins\nbuiltins.AssertionError = type('Nope', (BaseException,), {})\n"
-                              "builtins.isinstance = lambda *a: True\n",
+    "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
+    "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n",
+    "patch-builtins": WRONG
+    + "import builtins\nbuiltins.AssertionError = type('Nope', (BaseException,), {})\n"
+    "builtins.isinstance = lambda *a: True\n",
     "hide-errors": WRONG + "ip = get_ipython()\nip.set_custom_exc((BaseException,), lambda *a, **k: None)\n"
-                           "ip.showtraceback = lambda *a, **k: None\n",
+    "ip.showtraceback = lambda *a, **k: None\n",
     "forge-result": WRONG + "import os, io\nbuf = io.BytesIO()\n"
-                            "torch.save({'cells': {'test_scale': {'ok': True, 'error': ''}}, 'probes': {}}, buf)\n"
-                            "for fd in range(3, 64):\n    try:\n        os.write(fd, buf.getvalue())\n"
-                            "    except OSError:\n        pass\nos._exit(0)\n",
-    "write-gradebook": WRONG + "import sqlite3, glob\nfor p in ['../../../gradebook.db', '/tmp/gradebook.db'] + "
-                               "glob.glob('/tmp/**/gradebook.db', recursive=True) + glob.glob('/work/**/*.db', recursive=True):\n    try:\n"
-                               "        sqlite3.connect(p).execute('update grade set manual_score = 809')\n"
-                               "    except Exception:\n        pass\n",
+    "torch.save({'cells': {'test_scale': {'ok': True, 'error': ''}}, 'probes': {}}, buf)\n"
+    "for fd in range(3, 64):\n    try:\n        os.write(fd, buf.getvalue())\n"
+    "    except OSError:\n        pass\nos._exit(0)\n",
+    "write-gradebook": WRONG
+    + "import sqlite3, glob\nfor p in ['../../../gradebook.db', '/tmp/gradebook.db'] + "
+    "glob.glob('/tmp/**/gradebook.db', recursive=True) + glob.glob('/work/**/*.db', recursive=True):\n    try:\n"
+    "        sqlite3.connect(p).execute('update grade set manual_score = 809')\n"
+    "    except Exception:\n        pass\n",
     "memorised": "def scale(t, factor):\n    return t * 2.0\n\n"
-                 "def relu_grad(x):\n    return torch.tensor([0.0, 1.0, 1.0])\n",
+    "def relu_grad(x):\n    return torch.tensor([0.0, 1.0, 1.0])\n",
     "os-exit": "import os\nos._exit(0)\n",
     "sys-exit": "import sys\nsys.exit(0)\n" + WRONG,
     "infinite-loop": "while True:\n    pass\n",  # ends at --cpu, long before --timeout
     "sleep-forever": "import time\nwhile True:\n    time.sleep(60)\n",  # uses no CPU: ends at --timeout
     "memory-bomb": "blocks = []\nwhile True:\n    blocks.append(bytearray(1 << 28))\n",
     "fork-bomb": "import os\nfor _ in range(100000):\n    try:\n        if os.fork() == 0:\n"
-                 "            import time; time.sleep(60); os._exit(0)\n    except OSError:\n        break\n" + WRONG,
+    "            import time; time.sleep(60); os._exit(0)\n    except OSError:\n        break\n" + WRONG,
     "flood-output": "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.write(chunk)\n",
     # Earns full marks if anything of another job (its probes, salt or result) is reachable from this one.
     "stack-walk": """
@@ -181,11 +183,11 @@ def relu_grad(x):
 """,
     # torch.load with weights_only=False spelled so no keyword check sees it: the job forces weights-only loads.
     "unpickle": "class Box:\n    pass\n\ntorch.save({'box': Box()}, '/tmp/box.pt')\ntry:\n"
-                "    REACHED = isinstance(torch.load('/tmp/box.pt', **{'weights_' + 'only': False})['box'], Box)\n"
-                "except Exception:\n    REACHED = False\n\ndef scale(t, factor):\n    return t * factor if REACHED else t\n\n"
-                "def relu_grad(x):\n    return (x > 0).to(x.dtype) if REACHED else torch.ones_like(x)\n",
+    "    REACHED = isinstance(torch.load('/tmp/box.pt', **{'weights_' + 'only': False})['box'], Box)\n"
+    "except Exception:\n    REACHED = False\n\ndef scale(t, factor):\n    return t * factor if REACHED else t\n\n"
+    "def relu_grad(x):\n    return (x > 0).to(x.dtype) if REACHED else torch.ones_like(x)\n",
     "odd-tensors": "def scale(t, factor):\n    return (t * factor).to_sparse()\n\n"
-                   "def relu_grad(x):\n    return torch.nested.nested_tensor([(x > 0).float(), (x > 0).float()])\n",
+    "def relu_grad(x):\n    return torch.nested.nested_tensor([(x > 0).float(), (x > 0).float()])\n",
 }
 PROBE_LINE = "factor = draw.random.uniform(-3.0, 3.0)"  # in the fixture's probe file, never shown to anyone
 
@@ -244,9 +246,13 @@ def _bad_files(folder: Path) -> None:
         (folder / student / CHAPTER).mkdir(parents=True)
     path = lambda s: folder / s / CHAPTER / "lab_basic.ipynb"  # noqa: E731
     path("bad-json").write_text("{ not json", encoding="utf-8")
-    path("bad-format").write_text(json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": []}), encoding="utf-8")
+    path("bad-format").write_text(
+        json.dumps({"nbformat": 3, "nbformat_minor": 0, "worksheets": []}), encoding="utf-8"
+    )
     path("bad-empty").write_bytes(b"")
-    nbformat.write(nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4), path("bad-chapter"))
+    nbformat.write(
+        nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4), path("bad-chapter")
+    )
     with path("bad-huge").open("wb") as file:
         file.write(b'{"cells": [], "padding": "' + b"x" * (100 << 20) + b'"}')
     (folder / "caf\udce9").mkdir()  # not UTF-8 on disk: b"caf\xe9"
@@ -268,17 +274,36 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def _grade(subs: Path, root: Path, *options: str) -> dict:
     started = time.perf_counter()
-    proc = labs("grade", str(subs), "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(root),
-                "--jobs", "2", *options, timeout=900)
+    proc = labs(
+        "grade",
+        str(subs),
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        CHAPTER,
+        "--root",
+        str(root),
+        "--jobs",
+        "2",
+        *options,
+        timeout=900,
+    )
     results = json.loads((root / "reports" / "results.json").read_text())
-    return {"proc": proc, "root": root, "grades": {g["student"]: g for g in results["grades"]}, "results": results,
-            "seconds": time.perf_counter() - started}
+    return {
+        "proc": proc,
+        "root": root,
+        "grades": {g["student"]: g for g in results["grades"]},
+        "results": results,
+        "seconds": time.perf_counter() - started,
+    }
 
 
 @pytest.fixture(scope="module")
 def feedback(graded: dict):
     """`labs feedback` for the whole batch, once: the tests read its pages."""
-    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
+    proc = labs(
+        "feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"])
+    )
     assert proc.returncode == 0, proc.stderr
     return graded["root"] / "feedback"
 
@@ -297,10 +322,17 @@ def test_attack_earns_nothing(graded: dict, attack: str) -> None:
     assert _cells(grade) == dict.fromkeys(FULL, 0.0), grade
 
 
-@pytest.mark.parametrize(("attack", "status"), [("infinite-loop", "cpu limit"), ("sleep-forever", "timeout"),
-                                                ("os-exit", "crashed"),
-                                                ("flood-output", "output limit"), ("forge-result", "bad result"),
-                                                ("result-dag", "bad result")])
+@pytest.mark.parametrize(
+    ("attack", "status"),
+    [
+        ("infinite-loop", "cpu limit"),
+        ("sleep-forever", "timeout"),
+        ("os-exit", "crashed"),
+        ("flood-output", "output limit"),
+        ("forge-result", "bad result"),
+        ("result-dag", "bad result"),
+    ],
+)
 def test_attack_is_reported(graded: dict, attack: str, status: str) -> None:
     grade = graded["grades"][attack]
     assert grade["status"] == status, grade
@@ -323,9 +355,16 @@ def test_edited_test_cells_cost_only_that_cell(graded: dict) -> None:
     assert any("edited" in f for f in grades["edit-points"]["flags"])
 
 
-@pytest.mark.parametrize(("student", "message"), [("bad-json", "invalid JSON"), ("bad-format", "nbformat 3"),
-                                                  ("bad-empty", "empty file"), ("bad-chapter", "none of its graded cells"),
-                                                  ("bad-huge", "over the 20 MiB limit")])
+@pytest.mark.parametrize(
+    ("student", "message"),
+    [
+        ("bad-json", "invalid JSON"),
+        ("bad-format", "nbformat 3"),
+        ("bad-empty", "empty file"),
+        ("bad-chapter", "none of its graded cells"),
+        ("bad-huge", "over the 20 MiB limit"),
+    ],
+)
 def test_bad_file_is_one_clear_error(graded: dict, student: str, message: str) -> None:
     grade = graded["grades"][student]
     assert grade["status"] == "error" and message in grade["error"], grade
@@ -344,6 +383,7 @@ def test_gradebook_holds_the_graders_scores(graded: dict) -> None:
     from graders.nbgrader.nbgrader_course import open_gradebook
 
     with open_gradebook(f"sqlite:///{graded['root'] / 'gradebook.db'}") as gradebook:
+
         def scores(student: str) -> dict[str, tuple]:
             notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, student)
             return {g.name: (g.auto_score, g.manual_score) for g in notebook.grades}
@@ -362,22 +402,37 @@ def test_feedback_hides_hidden_tests(feedback: Path) -> None:
 
 
 def test_exports(graded: dict, tmp_path: Path) -> None:
-    proc = labs("export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(graded["root"]))
+    proc = labs(
+        "export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(graded["root"])
+    )
     assert proc.returncode == 0, proc.stderr
     lines = (tmp_path / "grades.csv").read_text().splitlines()
-    assert lines[0].startswith("student,chapter,notebook") and any(line.startswith("honest,") for line in lines)
-    proc = labs("export", "--format", "gradescope", "--out", str(tmp_path / "gs"), "--root", str(graded["root"]))
+    assert lines[0].startswith("student,chapter,notebook") and any(
+        line.startswith("honest,") for line in lines
+    )
+    proc = labs(
+        "export", "--format", "gradescope", "--out", str(tmp_path / "gs"), "--root", str(graded["root"])
+    )
     assert proc.returncode == 0, proc.stderr
     honest = json.loads((tmp_path / "gs" / "honest" / CHAPTER / "results.json").read_text())
     assert honest["score"] == 5.0 and {t["name"] for t in honest["tests"]} == set(FULL)
     summary = (graded["root"] / "reports" / "summary.html").read_text()
-    assert "timeout" in summary and "sleep-forever" in summary and "cpu limit" in summary and "data:image/png;base64," in summary
+    assert (
+        "timeout" in summary
+        and "sleep-forever" in summary
+        and "cpu limit" in summary
+        and "data:image/png;base64," in summary
+    )
 
 
 def test_probe_source_never_reaches_a_report(graded: dict, feedback: Path) -> None:
-    texts = [(graded["root"] / "reports" / "results.json").read_text(), graded["proc"].stdout, graded["proc"].stderr,
-             (graded["root"] / "reports" / "summary.html").read_text(),
-             (feedback / "smuggle-probes" / CHAPTER / "lab_basic.html").read_text()]
+    texts = [
+        (graded["root"] / "reports" / "results.json").read_text(),
+        graded["proc"].stdout,
+        graded["proc"].stderr,
+        (graded["root"] / "reports" / "summary.html").read_text(),
+        (feedback / "smuggle-probes" / CHAPTER / "lab_basic.html").read_text(),
+    ]
     assert not [t for t in texts if PROBE_LINE in t or "draw.randn" in t]
     why = {c["grade_id"]: c["why"] for c in graded["grades"]["smuggle-probes"]["cells"]}
     assert why["test_scale"].endswith("failed") and "raise" not in why["test_scale"], why
@@ -387,27 +442,30 @@ def test_probe_source_never_reaches_a_report(graded: dict, feedback: Path) -> No
 READER_ATTACKS = {
     "patch-rules": WRONG + "import graders.inside.rules as rules\nrules.forbidden = None\n",
     "code-swap": "def scale(t, factor):\n    scale.__code__ = (lambda t, factor: t * factor).__code__\n    return t\n\n"
-                 "def relu_grad(x):\n    return torch.ones_like(x)\n",
+    "def relu_grad(x):\n    return torch.ones_like(x)\n",
     "frame-walk": WRONG + "import inspect\nSPY = inspect.currentframe().f_back\n",
     "computed-name": WRONG + "probes = getattr(torch, 'sy' + 's').modules\n",
     "thread": WRONG + "import threading\nthreading.Thread(target=print).start()\n",
     # raises a builtin (KeyError, unnamed in its source) only where the probe calls it (2-d inputs), never in
     # the visible test
     "exception-channel": "def scale(t, factor):\n    return {}[t.dim()] if t.dim() == 2 else t * factor\n\n"
-                         "def relu_grad(x):\n    return torch.ones_like(x)\n",
+    "def relu_grad(x):\n    return torch.ones_like(x)\n",
     # wrong in some of the probe's cases only: the count must not reach the student
     "case-count": "def scale(t, factor):\n    return t * factor if t.shape[0] % 2 else t\n\n"
-                  "def relu_grad(x):\n    return (x > 0).to(x.dtype) if len(x) % 2 else x\n",
+    "def relu_grad(x):\n    return (x > 0).to(x.dtype) if len(x) % 2 else x\n",
 }
+
 
 def _reaching(route: str) -> str:
     """A submission that is right only if ``route`` (the body of a function) reaches its aim: each of issue
     49's routes (a frame, a module, a process, a thread, a shell, a kernel, a mounted file, a patched library)
     earns full marks the day the vetting lets it through and it works."""
     body = "".join(f"    {line}\n" for line in route.splitlines())
-    return (f"def _route():\n{body}\ntry:\n    REACHED = bool(_route())\nexcept Exception:\n    REACHED = False\n\n"
-            "def scale(t, factor):\n    return t * factor if REACHED else t\n\n"
-            "def relu_grad(x):\n    return (x > 0).to(x.dtype) if REACHED else torch.ones_like(x)\n")
+    return (
+        f"def _route():\n{body}\ntry:\n    REACHED = bool(_route())\nexcept Exception:\n    REACHED = False\n\n"
+        "def scale(t, factor):\n    return t * factor if REACHED else t\n\n"
+        "def relu_grad(x):\n    return (x > 0).to(x.dtype) if REACHED else torch.ones_like(x)\n"
+    )
 
 
 FRAME_WALK = "while f is not None:\n    if f.f_code.co_name == 'execute_cells':\n        return True\n    f = f.f_back\n"
@@ -416,29 +474,29 @@ ROUTE_ATTACKS = {
     "route-formatter": "import string\nreturn string.Formatter().get_field('0.__globals__', [_route], {})[0]",
     "route-annotation": "import typing\ndef f(x: \"__import__('os').getpid()\"):\n    pass\nreturn typing.get_type_hints(f)",
     "route-enum-exec": "import enum\nfound = {}\nenum.bltns.exec('import sys; up = sys._getframe(1)', found)\n"
-                       "return found['up']",
+    "return found['up']",
     "route-enum-open": "import enum\nreturn enum.bltns.open('/etc/hostname').read()",
     "route-dataclasses-inspect": "import dataclasses\n"
-                                 "return any(f.function == 'execute_cells' for f in dataclasses.inspect.stack())",
+    "return any(f.function == 'execute_cells' for f in dataclasses.inspect.stack())",
     "route-torch-inspect": "return torch.inspect.getmodule(torch.inspect.currentframe()) is None or True",
     "route-loop-alias": "for m in (torch,):\n    m.equal = lambda *a, **k: True\n"
-                        "return torch.equal(torch.zeros(1), torch.ones(1))",
+    "return torch.equal(torch.zeros(1), torch.ones(1))",
     "route-list-alias": "[torch][0].equal = lambda *a, **k: True\nreturn torch.equal(torch.zeros(1), torch.ones(1))",
     "route-builtins": "import builtins\nbuiltins.sorted = lambda values, **k: []\nreturn sorted([1]) == []",
     "route-process": "ctx = torch.cuda.tunable.mp.get_context('fork')\np = ctx.Process(target=print)\np.start()\n"
-                     "p.join()\nreturn p.exitcode == 0",
+    "p.join()\nreturn p.exitcode == 0",
     "route-thread": "pool = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor(1)\n"
-                    "return pool.submit(lambda: 1).result() == 1",
+    "return pool.submit(lambda: 1).result() == 1",
     "route-shell": "return torch.cuda.tunable.mp.util.spawnv_passfds(b'/bin/sh', [b'sh', b'-c', b'exit 0'], ()) > 0",
     "route-kernel": "lib = torch.library.Library('spy49', 'DEF')\nlib.define('f(Tensor x) -> Tensor')\n"
-                    "lib.impl('f', lambda x: x * 2, 'CompositeExplicitAutograd')\n"
-                    "return torch.ops.spy49.f(torch.ones(1)).item() == 2",
+    "lib.impl('f', lambda x: x * 2, 'CompositeExplicitAutograd')\n"
+    "return torch.ops.spy49.f(torch.ones(1)).item() == 2",
     "route-finaliser": "Spy = type('Spy', (), {'__del__': lambda self: None})\nreturn Spy()",
     "route-traceback-frames": "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    f = err.__traceback__.tb_frame\n"
-                              + FRAME_WALK,
+    + FRAME_WALK,
     "route-torch-sys-frames": "f = torch.sys._getframe(0)\n" + FRAME_WALK,
     "route-rebuilt-function": "f = lambda m: m.qqq\ng = type(f)(f.__code__.replace(co_names=('__globals__',)), {})\n"
-                              "return g(_route)",
+    "return g(_route)",
     "route-runtime-dunder": "name = '_' * 2 + 'del' + '_' * 2\nreturn type(type(0))('Spy', (), {name: print})()",
 }
 READER_ATTACKS.update({name: _reaching(route) for name, route in ROUTE_ATTACKS.items()})
@@ -449,8 +507,9 @@ STUDENT_VISIBLE_LEAKS = ("KeyError", "cases differ", "of 5", "raised", "/tmp/", 
 def _added_cell() -> nbformat.NotebookNode:
     """The right code in a cell the student added; the solution cells left blank."""
     nb = _attack("raise NotImplementedError()")
-    cell = nbformat.v4.new_code_cell("def scale(t, factor):\n    return t * factor\n\n"
-                                     "def relu_grad(x):\n    return (x > 0).to(x.dtype)\n")
+    cell = nbformat.v4.new_code_cell(
+        "def scale(t, factor):\n    return t * factor\n\ndef relu_grad(x):\n    return (x > 0).to(x.dtype)\n"
+    )
     cell.pop("id")  # the fixture is nbformat 4.4, which has no cell ids
     nb.cells.append(cell)
     return nb
@@ -478,7 +537,10 @@ def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("vetted")
     subs = tmp / "submitted"
     _write(subs, "honest", nbformat.read(LAB, as_version=4))
-    for name, code in READER_ATTACKS.items():  # the two that must run (one exercise per cell) to show their text
+    for (
+        name,
+        code,
+    ) in READER_ATTACKS.items():  # the two that must run (one exercise per cell) to show their text
         _write(subs, name, _attack(code, split=name in ("exception-channel", "case-count")))
     _write(subs, "added-cell", _added_cell())
     _write(subs, "copied-test", _copied_test())
@@ -492,7 +554,9 @@ def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for kind in ("csv", "gradescope"):
         proc = labs("export", "--format", kind, "--out", str(tmp / kind), "--root", str(graded["root"]))
         assert proc.returncode == 0, proc.stderr
-    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"]))
+    proc = labs(
+        "feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"])
+    )
     assert proc.returncode == 0, proc.stderr
     graded["exports"] = tmp
     return graded
@@ -503,19 +567,34 @@ def test_reader_honest_student_keeps_full_marks(vetted: dict) -> None:
     assert not vetted["grades"]["honest"]["flags"]
 
 
-@pytest.mark.parametrize("attack", [*sorted(READER_ATTACKS), "added-cell", "copied-test", "huge-cell", "magics-19mib"])
+@pytest.mark.parametrize(
+    "attack", [*sorted(READER_ATTACKS), "added-cell", "copied-test", "huge-cell", "magics-19mib"]
+)
 def test_reader_attack_earns_nothing(vetted: dict, attack: str) -> None:
     grade = vetted["grades"][attack]
     assert _cells(grade) == dict.fromkeys(FULL, 0.0), grade
     assert grade["status"] == "graded", grade
 
 
-@pytest.mark.parametrize("attack", ["patch-rules", "code-swap", "frame-walk", "computed-name", "thread",
-                                    *sorted(ROUTE_ATTACKS), "huge-cell", "magics-19mib"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "patch-rules",
+        "code-swap",
+        "frame-walk",
+        "computed-name",
+        "thread",
+        *sorted(ROUTE_ATTACKS),
+        "huge-cell",
+        "magics-19mib",
+    ],
+)
 def test_reaching_for_the_grader_is_refused_and_flagged(vetted: dict, attack: str) -> None:
     grade = vetted["grades"][attack]
     assert any(f.startswith("solution cell scale not run: line ") for f in grade["flags"]), grade
-    assert "not allowed in graded code" in next(c["why"] for c in grade["cells"] if c["grade_id"] == "test_scale")
+    assert "not allowed in graded code" in next(
+        c["why"] for c in grade["cells"] if c["grade_id"] == "test_scale"
+    )
 
 
 def test_the_summary_lists_each_refused_submission_with_its_construct(vetted: dict) -> None:
@@ -536,26 +615,34 @@ def test_oversized_cells_cost_the_grader_little(vetted: dict) -> None:
 def test_added_cells_and_copied_tests_are_flagged(vetted: dict) -> None:
     assert any("cells added by the student, not run" in f for f in vetted["grades"]["added-cell"]["flags"])
     flags = vetted["grades"]["copied-test"]["flags"]
-    assert any("test_scale edited" in f for f in flags) and any("test_scale appears more than once" in f for f in flags)
+    assert any("test_scale edited" in f for f in flags) and any(
+        "test_scale appears more than once" in f for f in flags
+    )
 
 
 @pytest.mark.parametrize("attack", ["exception-channel", "case-count"])
 def test_hidden_checks_show_students_fixed_text_only(vetted: dict, attack: str) -> None:
     student = vetted["exports"]
-    shown = [(student / "gradescope" / attack / CHAPTER / "results.json").read_text(),
-             (student / "csv").read_text() if (student / "csv").is_file() else "",
-             (vetted["root"] / "feedback" / attack / CHAPTER / "lab_basic.html").read_text()]
+    shown = [
+        (student / "gradescope" / attack / CHAPTER / "results.json").read_text(),
+        (student / "csv").read_text() if (student / "csv").is_file() else "",
+        (vetted["root"] / "feedback" / attack / CHAPTER / "lab_basic.html").read_text(),
+    ]
     assert not [leak for text in shown for leak in STUDENT_VISIBLE_LEAKS if leak in text], shown[0]
     hidden = [c for c in vetted["grades"][attack]["cells"] if c["why"].startswith("hidden check")]
     assert hidden and all(c["why"].endswith("' failed") for c in hidden)
-    assert any(("KeyError" in c["detail"]) or ("cases differ" in c["detail"]) for c in hidden)  # the instructor's
+    assert any(
+        ("KeyError" in c["detail"]) or ("cases differ" in c["detail"]) for c in hidden
+    )  # the instructor's
 
 
 def test_no_host_path_in_anything_a_student_sees(vetted: dict) -> None:
     tmp, root = vetted["exports"], vetted["root"]
-    seen = {"gradescope": (tmp / "gradescope" / "bad-json" / CHAPTER / "results.json").read_text(),
-            "feedback": (root / "feedback" / "bad-json" / CHAPTER / "lab_basic.html").read_text(),
-            "csv": (tmp / "csv").read_text()}
+    seen = {
+        "gradescope": (tmp / "gradescope" / "bad-json" / CHAPTER / "results.json").read_text(),
+        "feedback": (root / "feedback" / "bad-json" / CHAPTER / "lab_basic.html").read_text(),
+        "csv": (tmp / "csv").read_text(),
+    }
     for name, text in seen.items():
         assert not [m for m in (str(tmp), str(Path.home()), "/work/", "/root/", "/tmp/") if m in text], name
     output = json.loads(seen["gradescope"])["output"]
@@ -567,7 +654,9 @@ def test_no_host_path_in_anything_a_student_sees(vetted: dict) -> None:
 def test_the_instructor_still_sees_the_file(vetted: dict) -> None:
     bad = str(vetted["bad"])
     results = vetted["results"]
-    assert {g["student"]: g["error"] for g in results["grades"]}["bad-json"].startswith(f"bad file: {bad}: not a notebook")
+    assert {g["student"]: g["error"] for g in results["grades"]}["bad-json"].startswith(
+        f"bad file: {bad}: not a notebook"
+    )
     assert bad in (vetted["root"] / "reports" / "summary.html").read_text()
     squeezed = "".join(vetted["proc"].stdout.replace("│", " ").split())  # the table may fold a long path
     assert "".join(bad.split()) in squeezed, vetted["proc"].stdout

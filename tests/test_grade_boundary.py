@@ -26,7 +26,9 @@ from graders.nbgrader.reports import for_student
 from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
 from tests.test_sandbox import PROBE
 
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+)
 MIB = 1 << 20
 WALL = 8.0  # the batch's --timeout: the sleeping job must end here, not at the grader's ceiling 30 s later
 
@@ -64,15 +66,25 @@ def test_a_header_of_too_many_values_is_refused() -> None:
     assert read_message(json.dumps({"status": "ok", "cells": [[]] * HEADER_VALUES}).encode()) is None
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    ("bad file: /tmp/x/submitted/ada/ch/lab.ipynb: not a notebook (invalid JSON: at line 1)",
-     "bad file: lab.ipynb: not a notebook (invalid JSON: at line 1)"),
-    ("bad file: /home/me/My Course/subs/ada/ch/lab.ipynb: is a folder", "bad file: lab.ipynb: is a folder"),
-    ("grader error: (PermissionError: [Errno 13] Permission denied: '/root/build/x.db')",
-     "grader error: (PermissionError: [Errno 13] Permission denied: 'x.db')"),
-    ("visible tests failed: AssertionError: x / y and 1/2 and a/b differ", None),
-    ("hidden check 'ratio of tensor([1., 2.]) / 3': 2 of 5 cases differ", None),
-])
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            "bad file: /tmp/x/submitted/ada/ch/lab.ipynb: not a notebook (invalid JSON: at line 1)",
+            "bad file: lab.ipynb: not a notebook (invalid JSON: at line 1)",
+        ),
+        (
+            "bad file: /home/me/My Course/subs/ada/ch/lab.ipynb: is a folder",
+            "bad file: lab.ipynb: is a folder",
+        ),
+        (
+            "grader error: (PermissionError: [Errno 13] Permission denied: '/root/build/x.db')",
+            "grader error: (PermissionError: [Errno 13] Permission denied: 'x.db')",
+        ),
+        ("visible tests failed: AssertionError: x / y and 1/2 and a/b differ", None),
+        ("hidden check 'ratio of tensor([1., 2.]) / 3': 2 of 5 cases differ", None),
+    ],
+)
 def test_student_text_cuts_absolute_paths_and_nothing_else(text: str, shown: str | None) -> None:
     assert for_student(text) == (shown or text)
 
@@ -95,9 +107,11 @@ def _bomb(*args):
     os._exit(0)
 scale = relu_grad = _bomb
 """
-CLOSE_AND_SLEEP = "import os, time\nfor fd in range(64):\n    try:\n        os.close(fd)\n    except OSError:\n" \
-                  "        pass\ntime.sleep(1000)\n"
-LOOK_AROUND = '''
+CLOSE_AND_SLEEP = (
+    "import os, time\nfor fd in range(64):\n    try:\n        os.close(fd)\n    except OSError:\n"
+    "        pass\ntime.sleep(1000)\n"
+)
+LOOK_AROUND = """
 import os
 def lowest_oom_adjustment():
     lowest = int(open("/proc/self/oom_score_adj").read())
@@ -114,7 +128,7 @@ evidence = {"etc": sorted(os.listdir("/etc")), "sys": sorted(os.listdir("/sys"))
             "counters": sorted(n for _, _, names in os.walk("/sys") for n in names
                                if n.split(".")[0] in ("memory", "cpu", "cpuacct", "pids", "cgroup", "io")),
             "oom": lowest_oom_adjustment()}
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -127,11 +141,22 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from graders.inside.job import Cell, Job
 
     lab, salt = load_lab(LAB), 12345
-    notebooks = {"honest": nbformat.read(LAB, as_version=4), "bomb": _attack(BOMB), "sleeper": _attack(CLOSE_AND_SLEEP)}
+    notebooks = {
+        "honest": nbformat.read(LAB, as_version=4),
+        "bomb": _attack(BOMB),
+        "sleeper": _attack(CLOSE_AND_SLEEP),
+    }
     cells = {name: reference_cells(nb) for name, nb in notebooks.items()}  # as written: nothing vetted away
     jobs = {name: Job(c, lab.probes_source, lab.probes_file, salt) for name, c in cells.items()}
     jobs["looker"] = Job([Cell("look", LOOK_AROUND)], PROBE, "spy.py", salt=1)
-    pool = Pool(2, Limits(wall_seconds=WALL, cpu_seconds=60), 1, True, tmp_path_factory.mktemp("logs"), warm_modules([lab]))
+    pool = Pool(
+        2,
+        Limits(wall_seconds=WALL, cpu_seconds=60),
+        1,
+        True,
+        tmp_path_factory.mktemp("logs"),
+        warm_modules([lab]),
+    )
     try:
         reference = reference_runs(pool.ready(), {(CHAPTER, lab.name): lab}, salt)[(CHAPTER, lab.name)]
         rss_before, started = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, time.monotonic()
@@ -141,8 +166,10 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
         rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - rss_before
     finally:
         pool.close()
-    points = {name: {c.grade_id: c.score for c in score(lab, Restored(cells[name]), outcomes[name], reference)}
-              for name in cells}
+    points = {
+        name: {c.grade_id: c.score for c in score(lab, Restored(cells[name]), outcomes[name], reference)}
+        for name in cells
+    }
     return {"outcomes": outcomes, "points": points, "elapsed": elapsed, "rss_growth": rss_growth}
 
 
@@ -165,7 +192,9 @@ def test_a_result_bomb_costs_its_submission_and_nothing_else(batch: dict) -> Non
 def test_a_job_that_closes_its_pipes_and_sleeps_ends_at_its_deadline(batch: dict) -> None:
     outcome = batch["outcomes"]["sleeper"]
     assert outcome.status == "timeout"
-    assert WALL <= outcome.seconds < WALL + 10, outcome.seconds  # the real time, not 0, not the grader's ceiling
+    assert WALL <= outcome.seconds < WALL + 10, (
+        outcome.seconds
+    )  # the real time, not 0, not the grader's ceiling
     assert batch["points"]["sleeper"] == dict.fromkeys(FULL, 0.0)
     assert batch["elapsed"] < WALL + 20, batch["elapsed"]  # the grader's ceiling would have been WALL + 30
 

@@ -31,8 +31,12 @@ LABS = {CHAPTER: {"lab_basic.ipynb"}}
 FULL = {"test_scale": 2.0, "test_relu_grad": 3.0}
 ZERO = dict.fromkeys(FULL, 0.0)
 ATTACK_KEY = "<img src=x onerror=alert(1)>"
-MARKUP = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[click me](javascript:alert(1))",
-          "<a href='JaVa&#115;cript:alert(1)'>entity link</a>"]
+MARKUP = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "[click me](javascript:alert(1))",
+    "<a href='JaVa&#115;cript:alert(1)'>entity link</a>",
+]
 FORBIDDEN = ("<script>alert", "onerror=", "javascript:")
 
 
@@ -83,10 +87,18 @@ def _markup() -> str:
     """The correct solutions plus student markup: markdown, a raw cell, HTML/JS outputs, widget state."""
     raw = nbformat.v4.new_raw_cell("<script>alert(1)</script><b onclick=alert(1)>raw</b>")
     code = nbformat.v4.new_code_cell("1")
-    code.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<script>alert(1)</script>",
-                                                                 "application/javascript": "alert(1)"})]
-    nb = nbformat.reads(_with_cells(*[nbformat.v4.new_markdown_cell(m) for m in MARKUP], raw, code), as_version=4)
-    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "x": "</script><script>alert(1)//"}}
+    code.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": "<script>alert(1)</script>", "application/javascript": "alert(1)"},
+        )
+    ]
+    nb = nbformat.reads(
+        _with_cells(*[nbformat.v4.new_markdown_cell(m) for m in MARKUP], raw, code), as_version=4
+    )
+    nb.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {"state": {}, "x": "</script><script>alert(1)//"}
+    }
     return nbformat.writes(nb)
 
 
@@ -101,7 +113,11 @@ def _raises_markup() -> str:
 def _duplicated_tests() -> str:
     """The honest notebook with its test cells copied, edited, above the real ones."""
     nb = nbformat.read(LAB, as_version=4)
-    copies = [nbformat.from_dict(json.loads(json.dumps(c))) for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    copies = [
+        nbformat.from_dict(json.loads(json.dumps(c)))
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    ]
     for copy in copies:
         copy.source = "print('my own copy')"
         copy.metadata["nbgrader"]["points"] = 50
@@ -119,15 +135,18 @@ def test_source_notebook_reads(tmp_path: Path) -> None:
     assert error == "" and nb is not None and len(nb.cells) == len(_source()["cells"])
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (_huge_int, "a number with more than 4300 digits"),
-    (_deep, "nested too deeply"),
-    (_bad_key, "invalid notebook (Additional properties are not allowed"),
-    (lambda: "{ not json", "invalid JSON"),
-    (lambda: json.dumps({"nbformat": 3}), "nbformat 3"),
-    (lambda: "", "empty file"),
-    (lambda: "\udce9", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_huge_int, "a number with more than 4300 digits"),
+        (_deep, "nested too deeply"),
+        (_bad_key, "invalid notebook (Additional properties are not allowed"),
+        (lambda: "{ not json", "invalid JSON"),
+        (lambda: json.dumps({"nbformat": 3}), "nbformat 3"),
+        (lambda: "", "empty file"),
+        (lambda: "\udce9", "not UTF-8"),
+    ],
+)
 def test_unreadable_file_is_one_line_naming_it(tmp_path: Path, make, message: str) -> None:
     from graders.grader.submissions import read_notebook
 
@@ -168,7 +187,9 @@ def test_malformed_nbgrader_metadata_is_dropped(tmp_path: Path) -> None:
     nb["cells"][0]["metadata"]["nbgrader"] = {"grade_id": ["not", "hashable"], "solution": True}
     nb["cells"][1]["metadata"]["nbgrader"] = "not a mapping"
     read, error = read_notebook(_place(tmp_path, "ada", json.dumps(nb)))
-    assert error == "" and "nbgrader" not in read.cells[0].metadata and "nbgrader" not in read.cells[1].metadata
+    assert (
+        error == "" and "nbgrader" not in read.cells[0].metadata and "nbgrader" not in read.cells[1].metadata
+    )
 
 
 # --- collecting a tree ----------------------------------------------------------------------------
@@ -193,9 +214,12 @@ def test_collect_refuses_links_and_reads_the_rest(tmp_path: Path) -> None:
     _tree(tmp_path)
     found = {s.student: s for s in collect(tmp_path, LABS).submissions}
     assert found["honest"].nb is not None and found["honest"].error == ""
-    refused = {"link-file": tmp_path / "link-file" / CHAPTER / "lab_basic.ipynb",
-               "link-chapter": tmp_path / "link-chapter" / CHAPTER,
-               "link-student": tmp_path / "link-student", "dangling": tmp_path / "dangling"}
+    refused = {
+        "link-file": tmp_path / "link-file" / CHAPTER / "lab_basic.ipynb",
+        "link-chapter": tmp_path / "link-chapter" / CHAPTER,
+        "link-student": tmp_path / "link-student",
+        "dangling": tmp_path / "dangling",
+    }
     for student, path in refused.items():
         assert found[student].nb is None, student
         assert found[student].error == f"bad file: {path}: is a symbolic link (refused)"
@@ -222,13 +246,15 @@ def test_zip_refuses_symlink_entries(tmp_path: Path) -> None:
     with zipfile.ZipFile(archive, "w") as zipped:
         zipped.write(LAB, "ada/fx_basic/lab_basic.ipynb")
         link = zipfile.ZipInfo("eve/fx_basic/lab_basic.ipynb")
-        link.external_attr = (0o120777 << 16)
+        link.external_attr = 0o120777 << 16
         zipped.writestr(link, str(LAB))
         zipped.writestr("ada/fx_basic/lab_basic.ipynb/nested", "a file below a file")
     errors = unpack(archive, tmp_path / "out")
     assert (tmp_path / "out" / "ada" / CHAPTER / "lab_basic.ipynb").read_bytes() == LAB.read_bytes()
     assert not (tmp_path / "out" / "eve").exists()
-    assert any("eve/fx_basic/lab_basic.ipynb" in e and "is a symbolic link (refused)" in e for e in errors), errors
+    assert any("eve/fx_basic/lab_basic.ipynb" in e and "is a symbolic link (refused)" in e for e in errors), (
+        errors
+    )
     assert any("nested" in e and "refused" in e for e in errors) and len(errors) == 2
 
 
@@ -239,10 +265,15 @@ def test_hard_link_is_refused(tmp_path: Path) -> None:
     shutil.copy(LAB, original)
     linked = _place(tmp_path, "hardlink")
     os.link(original, linked)
-    assert read_notebook(linked)[1] == f"bad file: {linked}: has other hard links (refused: it may be someone else's file)"
+    assert (
+        read_notebook(linked)[1]
+        == f"bad file: {linked}: has other hard links (refused: it may be someone else's file)"
+    )
 
 
-def test_zip_that_unpacks_too_large_is_refused_past_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_zip_that_unpacks_too_large_is_refused_past_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from graders.grader import submissions
 
     monkeypatch.setattr(submissions, "MAX_ZIP_BYTES", 3 * LAB.stat().st_size // 2)
@@ -270,8 +301,17 @@ def _feedback(lab, text: str, error: str = ""):
     from graders.grader.results import CellGrade, NotebookGrade
     from graders.nbgrader.feedback import feedback_notebook
 
-    grade = NotebookGrade("ada", CHAPTER, "lab_basic", "graded", error,
-                          [CellGrade("test_scale", 2.0, 0.0, "<script>alert(1)</script>"), CellGrade("test_relu_grad", 3.0, 3.0)])
+    grade = NotebookGrade(
+        "ada",
+        CHAPTER,
+        "lab_basic",
+        "graded",
+        error,
+        [
+            CellGrade("test_scale", 2.0, 0.0, "<script>alert(1)</script>"),
+            CellGrade("test_relu_grad", 3.0, 3.0),
+        ],
+    )
     return feedback_notebook(lab, grade, nbformat.reads(text, as_version=4))
 
 
@@ -282,38 +322,68 @@ def test_feedback_keeps_only_the_sources_nbgrader_metadata(lab) -> None:
     for result in (nb, unknown):
         ids = [c.metadata["nbgrader"]["grade_id"] for c in result.cells if "nbgrader" in c.metadata]
         assert ids == source_ids  # each once, none of the student's
-    source_meta = {c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"] for c in lab.source.cells if "nbgrader" in c.metadata}
-    assert all(c.metadata["nbgrader"] == source_meta[c.metadata["nbgrader"]["grade_id"]] for c in nb.cells if "nbgrader" in c.metadata)
-    assert [c.source for c in nb.cells[:2]] == ["print('my own copy')"] * 2  # the copies are the student's code
+    source_meta = {
+        c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]
+        for c in lab.source.cells
+        if "nbgrader" in c.metadata
+    }
+    assert all(
+        c.metadata["nbgrader"] == source_meta[c.metadata["nbgrader"]["grade_id"]]
+        for c in nb.cells
+        if "nbgrader" in c.metadata
+    )
+    assert [c.source for c in nb.cells[:2]] == [
+        "print('my own copy')"
+    ] * 2  # the copies are the student's code
     assert nb.metadata == lab.source.metadata
 
 
 def test_feedback_notebook_has_no_live_markup(lab) -> None:
     nb = _feedback(lab, _markup(), error=f"bad file: x: {ATTACK_KEY} [link](javascript:alert(1))")
-    assert nb.cells[0].source == ("<div><p><strong>Grading problem:</strong> bad file: x: &lt;img src=x "
-                                  "onerror=alert(1)&gt; [link](javascript:alert(1))</p></div>")  # text, not markup
+    assert nb.cells[0].source == (
+        "<div><p><strong>Grading problem:</strong> bad file: x: &lt;img src=x "
+        "onerror=alert(1)&gt; [link](javascript:alert(1))</p></div>"
+    )  # text, not markup
     markdown = "\n".join(c.source for c in nb.cells[1:] if c.cell_type in ("markdown", "raw"))
     assert "<script" not in markdown and "onerror" not in markdown and "onclick" not in markdown
     assert "href" not in markdown.replace('href="#', "")  # no student link survives with a scheme
     assert "\n" not in "".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    assert all(not c.outputs or c.outputs[0].output_type == "stream" for c in nb.cells if c.cell_type == "code")
+    assert all(
+        not c.outputs or c.outputs[0].output_type == "stream" for c in nb.cells if c.cell_type == "code"
+    )
     assert "widgets" not in nb.metadata
 
 
 def test_markdown_renders_after_sanitising(lab) -> None:
-    nb = _feedback(lab, _with_cells(nbformat.v4.new_markdown_cell("# Notes\n\n> quoted\n\n```\na < b\n\n\nc\n```\n"
-                                                                  "[docs](https://pytorch.org)")))
+    nb = _feedback(
+        lab,
+        _with_cells(
+            nbformat.v4.new_markdown_cell(
+                "# Notes\n\n> quoted\n\n```\na < b\n\n\nc\n```\n[docs](https://pytorch.org)"
+            )
+        ),
+    )
     html = nb.cells[-1].source
-    assert "<h1>Notes</h1>" in html and "<blockquote>" in html and '<a href="https://pytorch.org">docs</a>' in html
+    assert (
+        "<h1>Notes</h1>" in html
+        and "<blockquote>" in html
+        and '<a href="https://pytorch.org">docs</a>' in html
+    )
     assert "a &lt; b<br><br><br>c" in html
 
 
 def test_feedback_notebook_is_bounded(lab) -> None:
     """Deep nesting and megabytes of cells cost seconds each to sanitise: feedback shows a bounded part."""
-    cells = [nbformat.v4.new_markdown_cell("<div>" * 50_000), nbformat.v4.new_raw_cell("<b>" * 50_000),
-             nbformat.v4.new_code_cell("x = 1\n" * 1_000_000)]
+    cells = [
+        nbformat.v4.new_markdown_cell("<div>" * 50_000),
+        nbformat.v4.new_raw_cell("<b>" * 50_000),
+        nbformat.v4.new_code_cell("x = 1\n" * 1_000_000),
+    ]
     nb = _feedback(lab, _with_cells(*cells))
-    assert nb.cells[-3].source.startswith("<div><pre>&lt;div&gt;") and "more characters not shown]" in nb.cells[-3].source
+    assert (
+        nb.cells[-3].source.startswith("<div><pre>&lt;div&gt;")
+        and "more characters not shown]" in nb.cells[-3].source
+    )
     assert nb.cells[-2].source.startswith("&lt;b&gt;")
     assert len(nb.cells[-1].source) < 25_000 and nb.cells[-1].source.endswith("more characters not shown]")
 
@@ -326,18 +396,32 @@ def test_feedback_notebook_shows_a_bounded_number_of_cells(lab) -> None:
     nb.cells[:0] = filler
     shown = _feedback(lab, nbformat.writes(nb))
     assert len(shown.cells) < 1_100 and "more cells not shown" in shown.cells[-1].source
-    assert [c.metadata["nbgrader"]["grade_id"] for c in shown.cells if "nbgrader" in c.metadata] == \
-        ["scale", "test_scale", "relu_grad", "test_relu_grad"]
+    assert [c.metadata["nbgrader"]["grade_id"] for c in shown.cells if "nbgrader" in c.metadata] == [
+        "scale",
+        "test_scale",
+        "relu_grad",
+        "test_relu_grad",
+    ]
 
 
 def test_sanitiser_judges_urls_as_a_browser_does() -> None:
     from graders.nbgrader.nbgrader_course import sanitizer
 
     clean = sanitizer().sanitize_html_tags
-    for url in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", "java&#115;cript:alert(1)", " java\tscript:9",
-                "javascript:9", "vbscript:x", "data:text/html;base64,PHNjcmlwdD4="):
+    for url in (
+        "javascript:alert(1)",
+        "JaVaScRiPt:alert(1)",
+        "java&#115;cript:alert(1)",
+        " java\tscript:9",
+        "javascript:9",
+        "vbscript:x",
+        "data:text/html;base64,PHNjcmlwdD4=",
+    ):
         assert clean(f'<a href="{url}">x</a>') == "<a>x</a>", url
-    assert clean('<a href="https://x.org/a?b=1">x</a><a href="#top">t</a>') == '<a href="https://x.org/a?b=1">x</a><a href="#top">t</a>'
+    assert (
+        clean('<a href="https://x.org/a?b=1">x</a><a href="#top">t</a>')
+        == '<a href="https://x.org/a?b=1">x</a><a href="#top">t</a>'
+    )
 
 
 def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
@@ -349,13 +433,18 @@ def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
     config = nbgrader_config(tmp_path)
     assert SanitizeHTML in config.GenerateFeedback.preprocessors and config.SanitizeHTML.enabled
     sanitizer = SanitizeHTML(config=config)
-    assert sanitizer.enabled and sanitizer.sanitize_html_tags("<b onclick=x>b</b><script>s</script>") == "<b>b</b>s"
+    assert (
+        sanitizer.enabled
+        and sanitizer.sanitize_html_tags("<b onclick=x>b</b><script>s</script>") == "<b>b</b>s"
+    )
 
 
 # --- gradebook and exports, one notebook at a time ------------------------------------------------
 
 
-def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(tmp_path: Path, monkeypatch) -> None:
+def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(
+    tmp_path: Path, monkeypatch
+) -> None:
     import subprocess
 
     from nbgrader.dbutil import write_alembic_ini
@@ -363,9 +452,17 @@ def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(tm
     from graders.nbgrader.nbgrader_course import gradebook_schema_head, open_gradebook
 
     write_alembic_ini(str(tmp_path / "alembic.ini"), f"sqlite:///{tmp_path / 'scratch.db'}")
-    heads = subprocess.run(["alembic", "-c", str(tmp_path / "alembic.ini"), "heads"], capture_output=True, text=True,
-                           env=labs_env(), check=True, timeout=60)
-    assert heads.stdout.split()[0] == gradebook_schema_head()  # what nbgrader's own subprocess would have said
+    heads = subprocess.run(
+        ["alembic", "-c", str(tmp_path / "alembic.ini"), "heads"],
+        capture_output=True,
+        text=True,
+        env=labs_env(),
+        check=True,
+        timeout=60,
+    )
+    assert (
+        heads.stdout.split()[0] == gradebook_schema_head()
+    )  # what nbgrader's own subprocess would have said
 
     def no_subprocess(*args, **kwargs):
         raise AssertionError(f"a subprocess for a new gradebook: {args}")
@@ -373,7 +470,11 @@ def test_a_new_gradebook_is_stamped_with_the_schema_head_without_a_subprocess(tm
     monkeypatch.setattr(subprocess, "check_output", no_subprocess)
     with open_gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
         pass
-    stamped = sqlite3.connect(tmp_path / "gradebook.db").execute("SELECT version_num FROM alembic_version").fetchall()
+    stamped = (
+        sqlite3.connect(tmp_path / "gradebook.db")
+        .execute("SELECT version_num FROM alembic_version")
+        .fetchall()
+    )
     assert stamped == [(gradebook_schema_head(),)]
 
 
@@ -386,12 +487,18 @@ def test_record_keeps_the_others_when_one_fails(tmp_path: Path, lab) -> None:
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     ensure_assignments(tmp_path, url, {(CHAPTER, "lab_basic"): lab}, {CHAPTER: [LAB]})
     good = NotebookGrade("ada", CHAPTER, "lab_basic", "graded", cells=[CellGrade("test_scale", 2.0, 2.0)])
-    bad = NotebookGrade("ben", CHAPTER, "lab_basic", "graded", cells=[CellGrade("test_scale", 2.0, 2.0),
-                                                                     CellGrade("no_such_cell", 1.0, 1.0)])
+    bad = NotebookGrade(
+        "ben",
+        CHAPTER,
+        "lab_basic",
+        "graded",
+        cells=[CellGrade("test_scale", 2.0, 2.0), CellGrade("no_such_cell", 1.0, 1.0)],
+    )
     later = NotebookGrade("cy", CHAPTER, "lab_basic", "graded", cells=[CellGrade("test_relu_grad", 3.0, 3.0)])
     failed = record(url, [good, bad, later])
     assert [(g.student, why.split(":")[0]) for g, why in failed] == [("ben", "MissingEntry")]
     with open_gradebook(url) as gradebook:
+
         def score(student: str, cell: str):
             return gradebook.find_grade(cell, "lab_basic", CHAPTER, student).auto_score
 
@@ -403,12 +510,20 @@ def test_record_keeps_the_others_when_one_fails(tmp_path: Path, lab) -> None:
 
 
 BAD = {  # student -> what the one-line error must say, besides the file
-    "link-file": "is a symbolic link (refused)", "link-chapter": "is a symbolic link (refused)",
-    "link-student": "is a symbolic link (refused)", "folder": "is a folder, not a notebook file",
-    "huge-int": "a number with more than 4300 digits", "deep": "nested too deeply",
+    "link-file": "is a symbolic link (refused)",
+    "link-chapter": "is a symbolic link (refused)",
+    "link-student": "is a symbolic link (refused)",
+    "folder": "is a folder, not a notebook file",
+    "huge-int": "a number with more than 4300 digits",
+    "deep": "nested too deeply",
     "bad-key": "invalid notebook (Additional properties are not allowed",
 }
-GOOD = {"honest": LAB.read_text, "markup": _markup, "unknown-id": _unknown_grade_id, "duplicated": _duplicated_tests}
+GOOD = {
+    "honest": LAB.read_text,
+    "markup": _markup,
+    "unknown-id": _unknown_grade_id,
+    "duplicated": _duplicated_tests,
+}
 
 
 @pytest.fixture(scope="module")
@@ -420,8 +535,23 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
         if student != "honest":
             _place(subs, student, make())
     _place(subs, "raises-markup", _raises_markup())
-    proc = labs("grade", str(subs), "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(root),
-                "--jobs", "2", "--timeout", "30", "--memory", "1024", timeout=900)
+    proc = labs(
+        "grade",
+        str(subs),
+        "--course",
+        str(COURSE),
+        "--chapter",
+        CHAPTER,
+        "--root",
+        str(root),
+        "--jobs",
+        "2",
+        "--timeout",
+        "30",
+        "--memory",
+        "1024",
+        timeout=900,
+    )
     results = root / "reports" / "results.json"
     assert results.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     grades = {g["student"]: g for g in json.loads(results.read_text())["grades"]}
@@ -462,10 +592,14 @@ def test_gradebook_holds_the_honest_score(batch: dict, tmp_path: Path) -> None:
         assert {g.name: g.auto_score for g in notebook.grades} == FULL
         notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, "link-file")
         assert {g.name: g.auto_score for g in notebook.grades} == ZERO
-    proc = labs("export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(batch["root"]))
+    proc = labs(
+        "export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(batch["root"])
+    )
     assert proc.returncode == 0, proc.stderr
-    assert any(line.startswith("honest,fx_basic,lab_basic,") and line.endswith(",5.0,5.0")
-               for line in (tmp_path / "grades.csv").read_text().splitlines())
+    assert any(
+        line.startswith("honest,fx_basic,lab_basic,") and line.endswith(",5.0,5.0")
+        for line in (tmp_path / "grades.csv").read_text().splitlines()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -483,7 +617,10 @@ def test_feedback_for_everyone_graded(batch: dict, feedback: dict) -> None:
     markup = (batch["root"] / "feedback" / "markup" / CHAPTER / "lab_basic.html").read_text()
     assert "entity link" in markup and "click me" in markup and "5 / 5" in markup.replace(".0", "")
     raises = batch["grades"]["raises-markup"]
-    assert _cells(raises) == {"test_scale": 0.0, "test_relu_grad": 3.0} and "<script>alert(1)</script>" in raises["cells"][0]["why"]
+    assert (
+        _cells(raises) == {"test_scale": 0.0, "test_relu_grad": 3.0}
+        and "<script>alert(1)</script>" in raises["cells"][0]["why"]
+    )
     page = (batch["root"] / "feedback" / "raises-markup" / CHAPTER / "lab_basic.html").read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the why, as text
 
@@ -521,7 +658,9 @@ def test_no_page_carries_student_markup(batch: dict, feedback: dict) -> None:
         parser.feed(text)
         assert parser.found == [], page
         for bad in FORBIDDEN:  # the page's own CSS has a[href^="javascript:"]: as often as the source's page
-            assert text.count(bad) == (template.count(bad) if page.suffix == ".html" and "feedback" in page.parts else 0), (page, bad)
+            assert text.count(bad) == (
+                template.count(bad) if page.suffix == ".html" and "feedback" in page.parts else 0
+            ), (page, bad)
 
 
 def test_feedback_failure_is_one_student_and_exit_1(batch: dict, feedback: dict) -> None:
@@ -535,28 +674,52 @@ def test_feedback_failure_is_one_student_and_exit_1(batch: dict, feedback: dict)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     lines = [line for line in proc.stderr.splitlines() if line.startswith("grader error:")]
     assert len(lines) == 1 and "feedback for ghost/fx_basic failed" in lines[0], proc.stderr
-    assert "failed" in proc.stdout and (batch["root"] / "feedback" / "markup" / CHAPTER / "lab_basic.html").is_file()
+    assert (
+        "failed" in proc.stdout
+        and (batch["root"] / "feedback" / "markup" / CHAPTER / "lab_basic.html").is_file()
+    )
 
 
 def test_grader_error_after_grading_is_that_notebooks_status(batch: dict, tmp_path: Path) -> None:
     """A gradebook that rejects one student's scores: that notebook is a grader error, the rest recorded."""
     root = tmp_path / "grading"
     shutil.copytree(batch["root"], root, ignore=shutil.ignore_patterns("feedback", "autograded", "logs"))
-    theirs = ("(select sn.id from submitted_notebook sn join submitted_assignment sa on sn.assignment_id = sa.id "
-              "where sa.student_id = 'duplicated')")
+    theirs = (
+        "(select sn.id from submitted_notebook sn join submitted_assignment sa on sn.assignment_id = sa.id "
+        "where sa.student_id = 'duplicated')"
+    )
     with sqlite3.connect(root / "gradebook.db") as db:
         db.execute(f"update grade set auto_score = null where notebook_id in {theirs}")  # so recording writes
-        db.execute(f"create trigger refuse before update of auto_score on grade when new.notebook_id in {theirs} "
-                   "begin select raise(abort, 'refused by test'); end")
+        db.execute(
+            f"create trigger refuse before update of auto_score on grade when new.notebook_id in {theirs} "
+            "begin select raise(abort, 'refused by test'); end"
+        )
     subs = tmp_path / "submitted"
     _place(subs, "honest", LAB.read_text())
     _place(subs, "duplicated", _duplicated_tests())
-    proc = labs("grade", str(subs), "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(root),
-                "--jobs", "1", "--timeout", "30", "--memory", "1024", timeout=900)
+    proc = labs(
+        "grade",
+        str(subs),
+        "--course",
+        str(COURSE),
+        "--chapter",
+        CHAPTER,
+        "--root",
+        str(root),
+        "--jobs",
+        "1",
+        "--timeout",
+        "30",
+        "--memory",
+        "1024",
+        timeout=900,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
     grades = {g["student"]: g for g in json.loads((root / "reports" / "results.json").read_text())["grades"]}
     assert grades["honest"]["status"] == "graded"
     assert grades["duplicated"]["status"] == "grader error"
-    assert grades["duplicated"]["error"].startswith("grader error: recording in the gradebook of duplicated/fx_basic/lab_basic")
+    assert grades["duplicated"]["error"].startswith(
+        "grader error: recording in the gradebook of duplicated/fx_basic/lab_basic"
+    )
     assert (root / "autograded" / "honest" / CHAPTER / "lab_basic.ipynb").is_file()
     assert not (root / "autograded" / "duplicated" / CHAPTER / "lab_basic.ipynb").exists()

@@ -33,8 +33,10 @@ def database() -> str:
         with engine.connect() as conn:
             conn.execute(sqlalchemy.text(f"create database {name}"))
     except sqlalchemy.exc.OperationalError as err:
-        unavailable("postgres", f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): "
-                                f"{str(err).splitlines()[0]}")
+        unavailable(
+            "postgres",
+            f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): {str(err).splitlines()[0]}",
+        )
     yield SERVER.rsplit("/", 1)[0] + "/" + name
     with engine.connect() as conn:
         conn.execute(sqlalchemy.text(f"drop database {name} with (force)"))
@@ -49,8 +51,9 @@ def _submissions(folder: Path) -> dict[str, float]:
         if cell.metadata.get("nbgrader", {}).get("solution"):
             cell.source = "raise NotImplementedError()"
     wrong = nbformat.read(LAB, as_version=4)
-    next(c for c in wrong.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "scale").source = \
-        "def scale(t, factor):\n    return t.mul_(factor)\n"
+    next(
+        c for c in wrong.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "scale"
+    ).source = "def scale(t, factor):\n    return t.mul_(factor)\n"
     for student, nb in {"ada": source, "ben": blank, "cy": wrong, "dee": source}.items():
         (folder / student / "fx_basic").mkdir(parents=True)
         nbformat.write(nb, folder / student / "fx_basic" / "lab_basic.ipynb")
@@ -62,13 +65,31 @@ def test_two_shards_into_one_postgres_gradebook(database: str, tmp_path: Path) -
 
     expected = _submissions(tmp_path / "submitted")
     for shard in ("1/2", "2/2"):
-        proc = labs("grade", str(tmp_path / "submitted"), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
-                    "--root", str(tmp_path / f"machine{shard[0]}"), "--db", database, "--shard", shard, "--jobs", "2")
+        proc = labs(
+            "grade",
+            str(tmp_path / "submitted"),
+            "--course",
+            str(FIXTURES / "course"),
+            "--chapter",
+            "fx_basic",
+            "--root",
+            str(tmp_path / f"machine{shard[0]}"),
+            "--db",
+            database,
+            "--shard",
+            shard,
+            "--jobs",
+            "2",
+        )
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "2/2 notebooks graded" in proc.stdout
     with open_gradebook(database) as gradebook:
-        totals = {s.id: sum(g.score for g in gradebook.find_submission_notebook("lab_basic", "fx_basic", s.id).grades)
-                  for s in gradebook.students}
+        totals = {
+            s.id: sum(
+                g.score for g in gradebook.find_submission_notebook("lab_basic", "fx_basic", s.id).grades
+            )
+            for s in gradebook.students
+        }
     assert totals == expected
     proc = labs("export", "--format", "csv", "--db", database, "--out", str(tmp_path / "grades.csv"))
     assert proc.returncode == 0, proc.stderr
@@ -76,7 +97,20 @@ def test_two_shards_into_one_postgres_gradebook(database: str, tmp_path: Path) -
 
 
 def test_unreachable_gradebook_is_one_line_exit_2(tmp_path: Path) -> None:
-    proc = labs("grade", str(tmp_path), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
-                "--root", str(tmp_path / "root"), "--db", "postgresql://nobody:x@127.0.0.1:1/none")
+    proc = labs(
+        "grade",
+        str(tmp_path),
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        "fx_basic",
+        "--root",
+        str(tmp_path / "root"),
+        "--db",
+        "postgresql://nobody:x@127.0.0.1:1/none",
+    )
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: gradebook postgresql://") and len(proc.stderr.strip().splitlines()) == 1
+    assert (
+        proc.stderr.startswith("error: gradebook postgresql://")
+        and len(proc.stderr.strip().splitlines()) == 1
+    )

@@ -21,8 +21,18 @@ def test_zip_of_submissions(tmp_path: Path) -> None:
         zipped.write(LAB, "ada/fx_basic/lab_basic.ipynb")
         zipped.write(LAB, "../escape/fx_basic/lab_basic.ipynb")
         zipped.writestr("caf\u00e9/fx_basic/lab_basic.ipynb", LAB.read_bytes())
-    proc = labs("grade", str(archive), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
-                "--root", str(tmp_path / "root"), "--jobs", "1")
+    proc = labs(
+        "grade",
+        str(archive),
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        "fx_basic",
+        "--root",
+        str(tmp_path / "root"),
+        "--jobs",
+        "1",
+    )
     grades = json.loads((tmp_path / "root" / "reports" / "results.json").read_text())["grades"]
     assert [(g["student"], g["score"]) for g in grades] == [("ada", 5.0)]
     assert proc.returncode == 1  # refused entries make the batch incomplete
@@ -34,6 +44,14 @@ def test_zip_of_submissions(tmp_path: Path) -> None:
 def test_not_a_zip_is_one_line_exit_2(tmp_path: Path) -> None:
     bogus = tmp_path / "submissions.zip"
     bogus.write_text("not a zip")
-    proc = labs("grade", str(bogus), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
-                "--root", str(tmp_path / "root"))
+    proc = labs(
+        "grade",
+        str(bogus),
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        "fx_basic",
+        "--root",
+        str(tmp_path / "root"),
+    )
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: {bogus}: not a zip file"

@@ -34,8 +34,12 @@ def reference_nodes(output: torch.Tensor) -> dict[int, object]:
 
 def reference_edges(output: torch.Tensor) -> Counter:
     """``(id(node), id(next))`` for every entry of every node's ``next_functions``."""
-    return Counter((id(fn), id(nxt)) for fn in reference_nodes(output).values()
-                   for nxt, _ in fn.next_functions if nxt is not None)
+    return Counter(
+        (id(fn), id(nxt))
+        for fn in reference_nodes(output).values()
+        for nxt, _ in fn.next_functions
+        if nxt is not None
+    )
 
 
 def small_graph() -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -45,11 +49,15 @@ def small_graph() -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
 
 
 def drawn_edge_ids(graph) -> Counter:
-    return Counter((id(graph.nodes[e.src].fn), id(graph.nodes[e.dst].fn)) for e in graph.grad_edges()
-                   if graph.nodes[e.src].kind != OUTPUT)
+    return Counter(
+        (id(graph.nodes[e.src].fn), id(graph.nodes[e.dst].fn))
+        for e in graph.grad_edges()
+        if graph.nodes[e.src].kind != OUTPUT
+    )
 
 
 # --- structure against autograd ---------------------------------------------------------------
+
 
 def test_nodes_and_edges_match_next_functions() -> None:
     out, params = small_graph()
@@ -182,12 +190,15 @@ def test_leaf_output_draws_its_accumulator() -> None:
 
 # --- gradient path ----------------------------------------------------------------------------
 
+
 def test_highlight_matches_nodes_the_engine_runs() -> None:
     out, params = small_graph()
     graph = build_graph(out, params)
     for name, tensor in params.items():
         ran: set[str] = set()
-        handles = [n.fn.register_prehook(lambda g, i=n.id, seen=ran: seen.add(i)) for n in graph.autograd_nodes()]
+        handles = [
+            n.fn.register_prehook(lambda g, i=n.id, seen=ran: seen.add(i)) for n in graph.autograd_nodes()
+        ]
         out.backward(inputs=[tensor], retain_graph=True)
         for handle in handles:
             handle.remove()
@@ -196,7 +207,9 @@ def test_highlight_matches_nodes_the_engine_runs() -> None:
         path = lit.highlight_path
         assert path[0] in graph.outputs and graph.nodes[path[-1]].tensor is tensor
         edges = {(e.src, e.dst) for e in graph.grad_edges()}
-        assert all((u, v) in edges and (u, v) in lit.highlight_edges for u, v in zip(path, path[1:], strict=False))
+        assert all(
+            (u, v) in edges and (u, v) in lit.highlight_edges for u, v in zip(path, path[1:], strict=False)
+        )
 
 
 def test_highlight_by_tensor_op_and_unreachable() -> None:
@@ -222,6 +235,7 @@ def test_highlight_survives_collapse() -> None:
 
 # --- modules and collapsing -------------------------------------------------------------------
 
+
 def test_each_module_output_is_created_inside_that_module() -> None:
     layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True)
     model = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
@@ -230,6 +244,7 @@ def test_each_module_output_is_created_inside_that_module() -> None:
     def keep(name: str):
         def hook(module, args, output) -> None:
             outputs.setdefault(name, (args, output))
+
         return hook
 
     hooks = [m.register_forward_hook(keep(n)) for n, m in model.named_modules()]
@@ -240,8 +255,11 @@ def test_each_module_output_is_created_inside_that_module() -> None:
     returned_by: dict[object, list[str]] = {}  # grad_fn of a module's output -> modules returning it
     for name, (args, value) in outputs.items():
         tensor = value[0] if isinstance(value, tuple) else value
-        made_here = isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None and all(
-            tensor.grad_fn is not getattr(a, "grad_fn", None) for a in args)  # not an identity module
+        made_here = (
+            isinstance(tensor, torch.Tensor)
+            and tensor.grad_fn is not None
+            and all(tensor.grad_fn is not getattr(a, "grad_fn", None) for a in args)
+        )  # not an identity module
         if name and made_here:
             returned_by.setdefault(tensor.grad_fn, []).append(name)
     checked = 0
@@ -261,7 +279,9 @@ def test_sequential_ops_land_in_their_module() -> None:
     with record_modules(model) as rec:
         out = model(torch.randn(5, 3)).pow(2).sum()
     graph = build_graph(out, model, modules=rec)
-    by_module = Counter((n.module_stack[-1] if n.module_stack else "", n.title) for n in graph.autograd_nodes())
+    by_module = Counter(
+        (n.module_stack[-1] if n.module_stack else "", n.title) for n in graph.autograd_nodes()
+    )
     assert by_module[("0", "AddmmBackward0")] == 1 and by_module[("0", "TBackward0")] == 1
     assert by_module[("1", "ReluBackward0")] == 1
     assert by_module[("2", "AddmmBackward0")] == 1
@@ -278,7 +298,8 @@ def test_collapse_partitions_nodes_and_keeps_cross_edges() -> None:
     full, drawn = drawing.graph, drawing.drawn
     group = {m: g.id for g in drawn.nodes.values() for m in g.members}
     assert {g.title for g in drawn.nodes.values() if g.members} == {
-        f"layers.{i} (TransformerEncoderLayer)" for i in range(3)}
+        f"layers.{i} (TransformerEncoderLayer)" for i in range(3)
+    }
     in_modules = {n.id for n in full.autograd_nodes() if n.module_stack}
     assert set(group) == in_modules  # every node made inside a module is in exactly one box
     expected = {(group.get(e.src, e.src), group.get(e.dst, e.dst)) for e in full.grad_edges()}
@@ -318,6 +339,7 @@ def test_auto_collapse_fits_max_nodes() -> None:
 
 # --- big graphs -------------------------------------------------------------------------------
 
+
 def test_20000_op_chain_without_recursion_error() -> None:
     x = torch.randn(2, requires_grad=True)
     y = x
@@ -344,6 +366,7 @@ def test_short_graphs_are_not_compressed() -> None:
 
 # --- rendering --------------------------------------------------------------------------------
 
+
 def _titles_in(svg: str, drawing) -> bool:
     return all(n.title.split("\n")[0] in svg for n in drawing.drawn.nodes.values())
 
@@ -359,7 +382,9 @@ def test_graphviz_renderer_svg_png_dot(tmp_path) -> None:
     assert drawing.save(tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
     source = drawing.save(tmp_path / "g.dot").read_text()
     assert source.count("->") == len(drawing.drawn.edges)
-    assert source.count("color=red") == len(drawing.drawn.highlight_nodes) + len(drawing.drawn.highlight_edges)
+    assert source.count("color=red") == len(drawing.drawn.highlight_nodes) + len(
+        drawing.drawn.highlight_edges
+    )
 
 
 def compat_dot() -> bool:
@@ -408,13 +433,16 @@ def test_torchviz_import_without_distutils(monkeypatch) -> None:
         assert compat.torchviz_dot() is None
         without = build_graph(out, show_attrs=True)
         assert [n.lines for n in without.nodes.values()] == [n.lines for n in with_torchviz.nodes.values()]
-        assert any(re.fullmatch(r"dim\s*:\s*\(1,\)", line) for n in without.nodes.values() for line in n.lines)
+        assert any(
+            re.fullmatch(r"dim\s*:\s*\(1,\)", line) for n in without.nodes.values() for line in n.lines
+        )
         assert "<svg" in draw_graph(out, show_attrs=True, renderer="matplotlib").svg()
     finally:
         compat.torchviz_dot.cache_clear()
 
 
 # --- layout -----------------------------------------------------------------------------------
+
 
 def test_layered_layout_ranks_follow_edges() -> None:
     edges = [("o", "a"), ("a", "b"), ("a", "c"), ("b", "d"), ("c", "d"), ("o", "d")]

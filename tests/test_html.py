@@ -15,7 +15,7 @@ from labs.run.site import render_site
 from labs.run.site_hooks import inline_svg, on_page_content
 from tests.conftest import FIXTURES, labs
 
-PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10"><rect width="20" height="10" fill="#4c72b0"/></svg>'
 SKIP_WHY = "pinned-memory copies need a CUDA device (run with DEVICE='cuda' on a GPU)."
 RAISES = FIXTURES / "failing" / "raises"
@@ -42,12 +42,17 @@ def _executed_notebook(path: Path) -> Path:
     """A lesson as `labs run` saves it: a title, a picture cell (PNG and SVG) and a cell skipped on CPU."""
     nb = nbformat.v4.new_notebook()
     picture = nbformat.v4.new_code_cell("draw()", execution_count=1)
-    picture.outputs = [nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
-                       nbformat.v4.new_output("display_data", data={"image/svg+xml": SVG})]
+    picture.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("display_data", data={"image/svg+xml": SVG}),
+    ]
     skipped = nbformat.v4.new_code_cell("cuda_only(DEVICE, 'pinned memory')", execution_count=2)
     skipped.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"SKIPPED on cpu: {SKIP_WHY}\n")]
-    nb.cells = [nbformat.v4.new_markdown_cell("# 02.3 Pinned memory and streams\n\nWhere copies wait."),
-                picture, skipped]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# 02.3 Pinned memory and streams\n\nWhere copies wait."),
+        picture,
+        skipped,
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     return path
@@ -60,29 +65,58 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lesson = _executed_notebook(report / "notebooks" / "course" / "02_tensors" / "3_streams.ipynb")
     failed = _executed_notebook(report / "notebooks" / "course" / "02_tensors" / "lab_tensors.ipynb")
     results = [
-        NotebookResult(notebook="course/02_tensors/3_streams.ipynb", status="passed", seconds=4.25,
-                       output=str(lesson), peak_rss_mb=251.4, code_cells=2, executed_cells=2,
-                       skipped=[{"cell": 2, "why": SKIP_WHY}]),
-        NotebookResult(notebook="course/02_tensors/lab_tensors.ipynb", status="failed", seconds=1.5,
-                       output=str(failed), code_cells=2, executed_cells=1, cell=2,
-                       error="Traceback ...\nValueError: strides disagree"),
+        NotebookResult(
+            notebook="course/02_tensors/3_streams.ipynb",
+            status="passed",
+            seconds=4.25,
+            output=str(lesson),
+            peak_rss_mb=251.4,
+            code_cells=2,
+            executed_cells=2,
+            skipped=[{"cell": 2, "why": SKIP_WHY}],
+        ),
+        NotebookResult(
+            notebook="course/02_tensors/lab_tensors.ipynb",
+            status="failed",
+            seconds=1.5,
+            output=str(failed),
+            code_cells=2,
+            executed_cells=1,
+            cell=2,
+            error="Traceback ...\nValueError: strides disagree",
+        ),
     ]
-    (report / "report.json").write_text(json.dumps({
-        "created": "2026-12-01T15:27:54+00:00", "machine": {"python": "3.11.7"},
-        "settings": {"device": "cpu", "smoke": True, "jobs": 2}, "notebooks": [r.to_dict() for r in results]}))
+    (report / "report.json").write_text(
+        json.dumps(
+            {
+                "created": "2026-12-01T15:27:54+00:00",
+                "machine": {"python": "3.11.7"},
+                "settings": {"device": "cpu", "smoke": True, "jobs": 2},
+                "notebooks": [r.to_dict() for r in results],
+            }
+        )
+    )
     assert render_site(results, report) == report.resolve() / "site" / "index.html"
     return report / "site"
 
 
 def test_every_notebook_and_chapter_has_a_page(site: Path):
     pages = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
-    assert {"index.html", "02_tensors/index.html", "02_tensors/3_streams.html", "02_tensors/lab_tensors.html"} <= pages
+    assert {
+        "index.html",
+        "02_tensors/index.html",
+        "02_tensors/3_streams.html",
+        "02_tensors/lab_tensors.html",
+    } <= pages
 
 
 def test_navigation_reaches_every_page_from_every_page(site: Path):
     for page in ("index.html", "02_tensors/3_streams.html"):
-        nav = [attrs.get("href") for tag, attrs in _tags(site / page)
-               if tag == "a" and "md-nav__link" in (attrs.get("class") or "")]
+        nav = [
+            attrs.get("href")
+            for tag, attrs in _tags(site / page)
+            if tag == "a" and "md-nav__link" in (attrs.get("class") or "")
+        ]
         resolved = {(site / page).parent.joinpath(h).resolve() for h in nav if h}
         for target in ("index.html", "02_tensors/3_streams.html", "02_tensors/lab_tensors.html"):
             assert (site / target).resolve() in resolved, f"{page}: no nav link to {target}"
@@ -109,7 +143,11 @@ def test_pages_show_pictures_inline_and_fetch_nothing_to_search(site: Path):
         scripts = [attrs.get("src") or "" for tag, attrs in _tags(path) if tag == "script"]
         assert not [s for s in scripts if "unpkg.com" in s], f"{path.name} loads the worker shim from unpkg"
         assert any(s.endswith("assets/labs/iframe-worker.js") for s in scripts), path.name
-        online = [attrs for tag, attrs in _tags(path) if tag == "script" and re.match(r"^https?:", attrs.get("src") or "")]
+        online = [
+            attrs
+            for tag, attrs in _tags(path)
+            if tag == "script" and re.match(r"^https?:", attrs.get("src") or "")
+        ]
         for attrs in online:  # the only script from the internet, and it never blocks the page
             assert "mathjax" in (attrs["src"] or "") and "async" in attrs, f"{path.name}: {attrs}"
         mathjax |= bool(online)
@@ -125,7 +163,11 @@ def test_notebook_pages_share_one_copy_of_jupyterlabs_stylesheet(site: Path):
         text = page.read_text(encoding="utf-8")
         styles = re.findall(r"<style[^>]*>(.*?)</style>", text, re.S)
         assert max(map(len, styles)) < 10_000, f"{page.name}: a stylesheet is still pasted into the page"
-        sheets = [attrs["href"] for tag, attrs in _tags(page) if tag == "link" and "notebook-" in (attrs.get("href") or "")]
+        sheets = [
+            attrs["href"]
+            for tag, attrs in _tags(page)
+            if tag == "link" and "notebook-" in (attrs.get("href") or "")
+        ]
         assert sheets and all((page.parent / href).is_file() for href in sheets)
         linked.append(sheets)
     assert linked[0] == linked[1]
@@ -149,7 +191,9 @@ def test_status_and_time_per_notebook_in_the_indexes(site: Path):
     for index, prefix in ((site / "index.html", ""), (site / "02_tensors" / "index.html", "../")):
         text = index.read_text(encoding="utf-8")
         for name, status, seconds in (("3_streams", "passed", "4.2 s"), ("lab_tensors", "failed", "1.5 s")):
-            row = re.search(rf'<tr><td><a href="{prefix}02_tensors/{name}.html">{name}.ipynb</a>.*?</tr>', text, re.S)
+            row = re.search(
+                rf'<tr><td><a href="{prefix}02_tensors/{name}.html">{name}.ipynb</a>.*?</tr>', text, re.S
+            )
             assert row, f"{index.name}: no row for {name}"
             assert f'<td class="{status}">{status}</td>' in row.group(0) and seconds in row.group(0)
         assert "ValueError: strides disagree" in text
@@ -158,17 +202,33 @@ def test_status_and_time_per_notebook_in_the_indexes(site: Path):
 def test_failed_notebook_page_shows_the_error(site: Path):
     page = (site / "02_tensors" / "lab_tensors.html").read_text(encoding="utf-8")
     banner = re.search(r'<div class="labs-failure">(.*?)</div>', page, re.S)
-    assert banner and "failed at cell 2" in banner.group(1) and "ValueError: strides disagree" in banner.group(1)
-    assert '<div class="labs-failure">' not in (site / "02_tensors" / "3_streams.html").read_text(encoding="utf-8")
+    assert (
+        banner and "failed at cell 2" in banner.group(1) and "ValueError: strides disagree" in banner.group(1)
+    )
+    assert '<div class="labs-failure">' not in (site / "02_tensors" / "3_streams.html").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_a_notebook_without_executed_output_still_gets_a_page(tmp_path: Path):
     source = FIXTURES / "course" / "fx_basic" / "1_passes.ipynb"
-    results = [NotebookResult(notebook=str(source), status="killed", seconds=3.25,
-                              output=str(tmp_path / "gone.ipynb"), cell=4,
-                              error="kernel died (out of memory?)"),
-               NotebookResult(notebook="elsewhere/fx_basic/index.ipynb", status="timeout", seconds=600.0,
-                              output=str(tmp_path / "missing.ipynb"), error="timed out after 600 s")]
+    results = [
+        NotebookResult(
+            notebook=str(source),
+            status="killed",
+            seconds=3.25,
+            output=str(tmp_path / "gone.ipynb"),
+            cell=4,
+            error="kernel died (out of memory?)",
+        ),
+        NotebookResult(
+            notebook="elsewhere/fx_basic/index.ipynb",
+            status="timeout",
+            seconds=600.0,
+            output=str(tmp_path / "missing.ipynb"),
+            error="timed out after 600 s",
+        ),
+    ]
     index = render_site(results, tmp_path)
     assert index == tmp_path.resolve() / "site" / "index.html"
     page = (tmp_path / "site" / "fx_basic" / "1_passes.html").read_text(encoding="utf-8")
@@ -183,8 +243,19 @@ def test_a_notebook_without_executed_output_still_gets_a_page(tmp_path: Path):
 
 @pytest.mark.slow
 def test_labs_run_html_builds_the_site_from_the_executed_notebooks(tmp_path: Path):
-    result = labs("run", str(FIXTURES / "course"), str(RAISES), "--smoke", "--device", "cpu",
-                  "--html", "--report", str(tmp_path), "--jobs", "2")
+    result = labs(
+        "run",
+        str(FIXTURES / "course"),
+        str(RAISES),
+        "--smoke",
+        "--device",
+        "cpu",
+        "--html",
+        "--report",
+        str(tmp_path),
+        "--jobs",
+        "2",
+    )
     assert result.returncode == 1, result.stdout + result.stderr  # the raising notebook fails on purpose
     assert f"static course: {tmp_path.resolve() / 'site' / 'index.html'}" in result.stdout.replace("\n", "")
     site = tmp_path / "site"
@@ -199,10 +270,12 @@ def test_labs_run_html_builds_the_site_from_the_executed_notebooks(tmp_path: Pat
 
 
 def test_inline_svg_drops_the_xml_prolog():
-    svg = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
-           '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN"\n'
-           ' "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n<!-- Generated by graphviz -->\n'
-           '<svg width="8pt" height="8pt"><g/></svg>\n')
+    svg = (
+        '<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+        '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN"\n'
+        ' "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n<!-- Generated by graphviz -->\n'
+        '<svg width="8pt" height="8pt"><g/></svg>\n'
+    )
     assert inline_svg(svg) == '<svg width="8pt" height="8pt"><g/></svg>\n'
     assert inline_svg("<svg/>") == "<svg/>"
 

@@ -168,8 +168,18 @@ def test_a_class_on_jupyterhub(tmp_path: Path):
         instructor, ada, ben = (people[n] for n in USERS)
 
         instructor_sees_formgrader(instructor.login())
-        out = run_labs(hub, "release", CHAPTER, "--exchange", "--exchange-root", exchange, "--build", str(build),
-                       "--workspace", str(hub.home("instructor") / "student"))
+        out = run_labs(
+            hub,
+            "release",
+            CHAPTER,
+            "--exchange",
+            "--exchange-root",
+            exchange,
+            "--build",
+            str(build),
+            "--workspace",
+            str(hub.home("instructor") / "student"),
+        )
         assert f"released {CHAPTER} (lab_autograd.ipynb) to the exchange" in out, out
 
         student_sees_only_assignments(ada.login())
@@ -183,19 +193,39 @@ def test_a_class_on_jupyterhub(tmp_path: Path):
 
         out = run_labs(hub, "collect", CHAPTER, "--root", str(grading), "--exchange-root", exchange)
         assert "2 submissions of 01_autograd" in out, out
-        out = run_labs(hub, "grade", str(grading / "submitted"), "--chapter", CHAPTER, "--root", str(grading),
-                       "--jobs", "2")
+        out = run_labs(
+            hub,
+            "grade",
+            str(grading / "submitted"),
+            "--chapter",
+            CHAPTER,
+            "--root",
+            str(grading),
+            "--jobs",
+            "2",
+        )
         assert re.search(r"ada\s*│\s*01_autograd/lab_autograd\s*│\s*graded\s*│\s*5/35", out), out
         assert re.search(r"ben\s*│\s*01_autograd/lab_autograd\s*│\s*graded\s*│\s*0/35", out), out
-        out = run_labs(hub, "feedback", "--chapter", CHAPTER, "--root", str(grading), "--release",
-                       "--exchange-root", exchange)
+        out = run_labs(
+            hub,
+            "feedback",
+            "--chapter",
+            CHAPTER,
+            "--root",
+            str(grading),
+            "--release",
+            "--exchange-root",
+            exchange,
+        )
         assert f"released feedback on {CHAPTER} to ada, ben" in out, out
         formgrader_lists_submissions(instructor)
 
         text = fetch_feedback(ada, hub)
         assert "lab_autograd (Score: 5.0 / 35.0)" in text, text[:2000]
         assert "Grade cell: test_numerical_gradient Score: 5.0 / 5.0" in text, solved
-        assert "every check passed" in text and "visible tests failed: NotImplementedError" in text, text[-3000:]
+        assert "every check passed" in text and "visible tests failed: NotImplementedError" in text, text[
+            -3000:
+        ]
         assert "/5 points" not in text  # the scores are nbgrader's, from the gradebook, and nowhere else
         for person in people.values():
             person.close()

@@ -51,9 +51,21 @@ PROCESSES = 160
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> RunningHub:
     need_a_class()
-    with hub_server(tmp_path_factory.mktemp("class"), people=PEOPLE,
-                    options=("--cull-idle", str(CULL_IDLE), "--memory", str(MEMORY_GIB), "--cpus", "1",
-                             "--processes", str(PROCESSES)), https=True) as running:
+    with hub_server(
+        tmp_path_factory.mktemp("class"),
+        people=PEOPLE,
+        options=(
+            "--cull-idle",
+            str(CULL_IDLE),
+            "--memory",
+            str(MEMORY_GIB),
+            "--cpus",
+            "1",
+            "--processes",
+            str(PROCESSES),
+        ),
+        https=True,
+    ) as running:
         yield running
 
 
@@ -72,9 +84,11 @@ def instructor(hub: RunningHub, *args: str) -> str:
 def digest(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` but hidden ones (a server's runtime files and caches), read as root, and a
     hash of its bytes."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*"))
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    }
 
 
 async def signed_in(hub: RunningHub, name: str) -> HubSession:
@@ -87,16 +101,39 @@ async def signed_in(hub: RunningHub, name: str) -> HubSession:
     return session
 
 
-BEN_NOTEBOOK = {"type": "notebook", "content": {
-    "cells": [{"cell_type": "code", "source": "answer = 42  # ben's work", "metadata": {}, "outputs": [],
-               "execution_count": None}],
-    "metadata": {}, "nbformat": 4, "nbformat_minor": 4}}
+BEN_NOTEBOOK = {
+    "type": "notebook",
+    "content": {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": "answer = 42  # ben's work",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 4,
+    },
+}
 
 
 def test_ada_cannot_reach_ben_the_course_or_the_grades(hub: RunningHub):
     exchange = str(hub.exchange)
-    out = instructor(hub, "release", CHAPTER, "--exchange", "--exchange-root", exchange, "--build", str(hub.build),
-                     "--workspace", str(hub.home("instructor") / "student"))
+    out = instructor(
+        hub,
+        "release",
+        CHAPTER,
+        "--exchange",
+        "--exchange-root",
+        exchange,
+        "--build",
+        str(hub.build),
+        "--workspace",
+        str(hub.home("instructor") / "student"),
+    )
     assert f"released {CHAPTER}" in out, out
 
     async def ben_works() -> None:
@@ -155,12 +192,15 @@ def test_ada_cannot_reach_ben_the_course_or_the_grades(hub: RunningHub):
             response = await ada.api("GET", path)
             results[f"GET {path}"] = (0 if response.status_code == 200 else 1, str(response.status_code))
         # submit as ben: her own nbgrader config names her ben, then the Assignments tab and the command line
-        await terminal.run("mkdir -p ~/.jupyter && echo \"c.CourseDirectory.student_id = 'ben'\" "
-                           ">> ~/.jupyter/nbgrader_config.py")
+        await terminal.run(
+            "mkdir -p ~/.jupyter && echo \"c.CourseDirectory.student_id = 'ben'\" "
+            ">> ~/.jupyter/nbgrader_config.py"
+        )
         await ada.assignment("fetch", CHAPTER)
         forged = await ada.assignment("submit", CHAPTER)
-        cli = await terminal.run(f"cd ~ && {BIN}/nbgrader submit {CHAPTER} --course pytorch-labs "
-                                 "--CourseDirectory.student_id=ben")
+        cli = await terminal.run(
+            f"cd ~ && {BIN}/nbgrader submit {CHAPTER} --course pytorch-labs --CourseDirectory.student_id=ben"
+        )
         terminal.close()
         await kernel.close()
         await ada.close()
@@ -169,7 +209,9 @@ def test_ada_cannot_reach_ben_the_course_or_the_grades(hub: RunningHub):
     results, forged, cli = run(ada_attacks())
     succeeded = {what: out for what, (status, out) in results.items() if status == 0}
     assert not succeeded, f"ada got through: {succeeded}"
-    denied = [what for what, (_, out) in results.items() if "Permission denied" in out or "PermissionError" in out]
+    denied = [
+        what for what, (_, out) in results.items() if "Permission denied" in out or "PermissionError" in out
+    ]
     assert len(denied) >= 15, f"failed, but not for want of permission: {results}"
     assert digest(hub.home("ben")) == before["ben"], "ben's home changed"
     assert digest(hub.grading) == before["grading"], "the gradebook or the collected submissions changed"
@@ -191,10 +233,13 @@ def test_memory_hog_and_fork_bomb_die_inside_their_limit(hub: RunningHub):
         hog = "x = b'x' * (3 * 2**30)\nprint('allocated')"
         ben_first, hog_result = await asyncio.gather(ben_kernel.execute(ben_cell), ada_kernel.execute(hog))
         ada_kernel2 = await ada.start_kernel()
-        bomb = ("import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
-                "        time.sleep(0.01)")
-        ben_second, bomb_result = await asyncio.gather(ben_kernel.execute(ben_cell, timeout=240),
-                                                       ada_kernel2.execute(bomb, timeout=120))
+        bomb = (
+            "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+            "        time.sleep(0.01)"
+        )
+        ben_second, bomb_result = await asyncio.gather(
+            ben_kernel.execute(ben_cell, timeout=240), ada_kernel2.execute(bomb, timeout=120)
+        )
         after = await ben_kernel.execute("print(total)")
         for session in (ada, ben):
             await session.close()
@@ -207,8 +252,11 @@ def test_memory_hog_and_fork_bomb_die_inside_their_limit(hub: RunningHub):
     assert ben_second.status == "ok" and "ben done" in ben_second.output, ben_second
     assert after.status == "ok", after  # ben's kernel lived through both
     ada = folders[0] / "ada"  # v1: the memory hierarchy's folder comes first; v2: the one folder
-    events = (ada / "memory.oom_control").read_text() if (ada / "memory.oom_control").exists() else (
-        ada / "memory.events").read_text()
+    events = (
+        (ada / "memory.oom_control").read_text()
+        if (ada / "memory.oom_control").exists()
+        else (ada / "memory.events").read_text()
+    )
     kills = re.search(r"^oom_kill (\d+)$", events, re.M)
     assert kills and int(kills.group(1)) >= 1, events  # the kernel's OOM killer, inside ada's group
     log = (hub.root / "jupyterhub.log").read_text()
@@ -240,7 +288,9 @@ def test_a_one_time_password_only_lets_its_owner_choose_another(hub: RunningHub)
 
     signed, landed, asked, running, refused, back = run(scenario())
     assert signed and landed, "a one-time password did not lead to the change-password form"
-    assert "choose your own password first" in asked, re.sub(r"(?s)<script.*?</script>|<[^>]+>|\s+", " ", asked)[:3000]
+    assert "choose your own password first" in asked, re.sub(
+        r"(?s)<script.*?</script>|<[^>]+>|\s+", " ", asked
+    )[:3000]
     assert running != 200, "a server answered before the one-time password was changed"
     assert refused, "the one-time password still signs in after it was changed"
     assert back, "the chosen password does not sign in"
@@ -260,10 +310,14 @@ def test_signed_out_reaches_no_server(hub: RunningHub):
         assert (await ada.api("GET", f"{ada.server}/api/contents")).status_code == 200
         stranger = HubSession(hub.base, "ada", "not her password")
         wrong = await stranger.sign_in()
-        anonymous = [(await stranger.api("GET", path)).status_code
-                     for path in ("/user/ada/api/contents", "/user/ben/api/contents", "/hub/api/users")]
+        anonymous = [
+            (await stranger.api("GET", path)).status_code
+            for path in ("/user/ada/api/contents", "/user/ben/api/contents", "/hub/api/users")
+        ]
         await ada.sign_out()
-        after = [(await ada.api("GET", path)).status_code for path in ("/user/ada/api/contents", "/hub/api/user")]
+        after = [
+            (await ada.api("GET", path)).status_code for path in ("/user/ada/api/contents", "/hub/api/user")
+        ]
         for session in (ada, stranger):
             await session.close()
         return wrong, anonymous, after
@@ -280,8 +334,11 @@ def test_idle_server_is_culled(hub: RunningHub):
         await cy.close()
 
     run(start_cy())
-    servers = [p for p in psutil.process_iter(["username", "cmdline"])
-               if p.info["username"] == "cy" and "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])]
+    servers = [
+        p
+        for p in psutil.process_iter(["username", "cmdline"])
+        if p.info["username"] == "cy" and "jupyterhub-singleuser" in " ".join(p.info["cmdline"] or [])
+    ]
     assert servers, "cy's server is not running"
     deadline = time.monotonic() + CULL_IDLE * 4 + 60
     while time.monotonic() < deadline and any(p.is_running() for p in servers):

@@ -35,8 +35,17 @@ CHAPTER = "fx_basic"
 
 
 def plan_in(root: Path, **options) -> HubPlan:
-    return HubPlan(root, 8123, "teacher", ("ada", "ben"), root / "grading", Path("/usr/bin/true"),
-                   hub_port=8124, proxy_api_port=8125, **options)
+    return HubPlan(
+        root,
+        8123,
+        "teacher",
+        ("ada", "ben"),
+        root / "grading",
+        Path("/usr/bin/true"),
+        hub_port=8124,
+        proxy_api_port=8125,
+        **options,
+    )
 
 
 def load_hub_config(path: Path) -> tuple[Config, dict]:
@@ -64,7 +73,10 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert config.Authenticator.admin_users == {"teacher"}
     assert config.JupyterHub.spawner_class == "labs.hub.spawner.ClassSpawner"
     assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus, config.ClassSpawner.processes) == (
-        3 * GIB, 0.5, 100)
+        3 * GIB,
+        0.5,
+        100,
+    )
     assert config.ClassSpawner.unlimited_users == {"teacher"}
     assert config.JupyterHub.cleanup_servers and config.JupyterHub.cleanup_proxy
     [culler] = config.JupyterHub.services
@@ -77,8 +89,11 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert "OMP_NUM_THREADS" in config.Spawner.env_keep and "PATH" in config.Spawner.env_keep
 
     ada, teacher = spawn(namespace, config, "ada"), spawn(namespace, config, "teacher")
-    assert ada.environment == {"KEEP": "1", "JUPYTER_CONFIG_PATH": str(tmp_path / "config" / "ada"),
-                               "JUPYTER_PATH": str(tmp_path / "config" / "ada")}
+    assert ada.environment == {
+        "KEEP": "1",
+        "JUPYTER_CONFIG_PATH": str(tmp_path / "config" / "ada"),
+        "JUPYTER_PATH": str(tmp_path / "config" / "ada"),
+    }
     spec = json.loads((tmp_path / "config" / "ada" / "kernels" / "python3" / "kernel.json").read_text())
     assert spec["argv"][1].endswith("labs/hub/kernel.py") and spec["metadata"]["debugger"] is False
     assert any("formgrader': False" in a for a in ada.args), ada.args
@@ -99,7 +114,9 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert factory.collect is exchange.OwnedCollect
     disabled = (tmp_path / "config" / "ada" / "labconfig" / "page_config.json").read_text()
     assert "@jupyter/nbgrader:formgrader" in disabled and "@jupyter/nbgrader:create-assignment" in disabled
-    assert "formgrader" not in (tmp_path / "config" / "teacher" / "labconfig" / "page_config.json").read_text()
+    assert (
+        "formgrader" not in (tmp_path / "config" / "teacher" / "labconfig" / "page_config.json").read_text()
+    )
 
 
 def test_demo_config_is_the_one_user_class_in_a_box(tmp_path: Path):
@@ -108,15 +125,22 @@ def test_demo_config_is_the_one_user_class_in_a_box(tmp_path: Path):
     assert config.JupyterHub.authenticator_class == "dummy" and config.JupyterHub.spawner_class == "simple"
     assert config.SimpleLocalProcessSpawner.home_dir_template == f"{tmp_path}/home/{{username}}"
     assert "services" not in config.JupyterHub  # --cull-idle 0: no culler
-    assert "c.CourseDirectory.student_id = 'ada'" in (tmp_path / "config" / "ada" / "nbgrader_config.py").read_text()
+    assert (
+        "c.CourseDirectory.student_id = 'ada'"
+        in (tmp_path / "config" / "ada" / "nbgrader_config.py").read_text()
+    )
 
 
 def test_class_list_and_default_limits(tmp_path: Path):
     roster = tmp_path / "roster.csv"
     roster.write_text("Name,Email\nada,ada@example.org\n\n# a comment\nben\n")
     assert [(p.name, p.email) for p in read_roster(roster)] == [("ada", "ada@example.org"), ("ben", "")]
-    for text, error in (("ada\nada\n", "listed twice"), ("Ada Lovelace\n", "not a user name"),
-                        ("ada,not-an-address\n", "not an e-mail"), ("name,email\n", "no one")):
+    for text, error in (
+        ("ada\nada\n", "listed twice"),
+        ("Ada Lovelace\n", "not a user name"),
+        ("ada,not-an-address\n", "not an e-mail"),
+        ("name,email\n", "no one"),
+    ):
         roster.write_text(text)
         with pytest.raises(ValueError, match=error):
             read_roster(roster)
@@ -129,25 +153,59 @@ def test_class_list_and_default_limits(tmp_path: Path):
 def test_labs_hub_config_only_writes_and_exits(tmp_path: Path):
     roster = tmp_path / "roster.csv"
     roster.write_text("name,email\ncy,cy@example.org\ndee\n")
-    result = labs("hub", "--config-only", "--root", str(tmp_path / "hub"), "--proxy", "/usr/bin/true",
-                  "--class", str(roster), "--memory", "1.5", "--cpus", "2", cwd=tmp_path)
+    result = labs(
+        "hub",
+        "--config-only",
+        "--root",
+        str(tmp_path / "hub"),
+        "--proxy",
+        "/usr/bin/true",
+        "--class",
+        str(roster),
+        "--memory",
+        "1.5",
+        "--cpus",
+        "2",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "jupyterhub -f" in result.stdout
     config, _ = load_hub_config(tmp_path / "hub" / "jupyterhub_config.py")
     assert config.Authenticator.allowed_users == {"instructor", "cy", "dee"}
     assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus) == (int(1.5 * GIB), 2.0)
     assert not (tmp_path / "hub" / "state" / "passwords.csv").exists()  # no accounts without a hub
-    assert config.JupyterHub.subdomain_host == "http://localhost:8000"  # on 127.0.0.1 over HTTP: on by default
+    assert (
+        config.JupyterHub.subdomain_host == "http://localhost:8000"
+    )  # on 127.0.0.1 over HTTP: on by default
     for option, expected in (("off", None), ("https://class.example.org", "https://class.example.org")):
-        other = labs("hub", "--config-only", "--root", str(tmp_path / option[:3]), "--proxy", "/usr/bin/true",
-                     "--subdomain-host", option, cwd=tmp_path)
+        other = labs(
+            "hub",
+            "--config-only",
+            "--root",
+            str(tmp_path / option[:3]),
+            "--proxy",
+            "/usr/bin/true",
+            "--subdomain-host",
+            option,
+            cwd=tmp_path,
+        )
         assert other.returncode == 0, other.stdout + other.stderr
         written, _ = load_hub_config(tmp_path / option[:3] / "jupyterhub_config.py")
         assert written.JupyterHub.get("subdomain_host") == expected, option
     bad = labs("hub", "--config-only", "--root", str(tmp_path / "x"), "--student", "Not A Name", cwd=tmp_path)
     assert bad.returncode == 2 and "user names must be" in bad.stderr
-    demo = labs("hub", "--config-only", "--demo", "--ip", "0.0.0.0", "--root", str(tmp_path / "y"), "--proxy",
-                "/usr/bin/true", cwd=tmp_path)
+    demo = labs(
+        "hub",
+        "--config-only",
+        "--demo",
+        "--ip",
+        "0.0.0.0",
+        "--root",
+        str(tmp_path / "y"),
+        "--proxy",
+        "/usr/bin/true",
+        cwd=tmp_path,
+    )
     assert demo.returncode == 2 and "127.0.0.1 only" in demo.stderr
 
 
@@ -164,8 +222,9 @@ def student(plan: HubPlan, name: str) -> Config:
 
 
 def as_student(app_class, config: Config) -> None:
-    app_class(coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config),
-              config=config).start()
+    app_class(
+        coursedir=CourseDirectory(config=config), authenticator=Authenticator(config=config), config=config
+    ).start()
 
 
 def test_exchange_round_trip_names_each_student(tmp_path: Path):
@@ -187,7 +246,10 @@ def test_exchange_round_trip_names_each_student(tmp_path: Path):
     found = exchange.collect(plan.grading, CHAPTER, plan.exchange, ["lab_basic.ipynb"], check_owner=False)
     assert sorted(found.folders) == ["ada", "ben"] and not found.refused
     assert sorted(p.name for p in found.folders["ada"].iterdir()) == [
-        "lab_basic.ipynb", "submission_secret.txt", "timestamp.txt"]
+        "lab_basic.ipynb",
+        "submission_secret.txt",
+        "timestamp.txt",
+    ]
 
     feedback = plan.grading / "feedback" / "ada" / CHAPTER
     feedback.mkdir(parents=True)
@@ -248,7 +310,11 @@ def test_zero_to_jupyterhub_values():
     import yaml
 
     text = (ROOT / "docs" / "hub.md").read_text()
-    block = text.split("```yaml\n# values.yaml for the jupyterhub chart", 1)[1].split("\n", 1)[1].split("```", 1)[0]
+    block = (
+        text.split("```yaml\n# values.yaml for the jupyterhub chart", 1)[1]
+        .split("\n", 1)[1]
+        .split("```", 1)[0]
+    )
     values = yaml.safe_load(block)
     assert set(values) == {"hub", "singleuser", "cull", "proxy"}
     hub = values["hub"]["config"]
@@ -293,7 +359,9 @@ def test_what_a_class_keeps_from_students(tmp_path: Path):
     assert all(p.exists() for p in own)
     (tmp_path / "course").mkdir()
     elsewhere = private_paths(plan_in(tmp_path / "hub", course=tmp_path / "course"))
-    assert elsewhere[0] == tmp_path / "course" and CHECKOUT / "course" in elsewhere  # the checkout's, whatever --course
+    assert (
+        elsewhere[0] == tmp_path / "course" and CHECKOUT / "course" in elsewhere
+    )  # the checkout's, whatever --course
     assert not {CHECKOUT / n for n in ("labutils", "labs", "graders", "zygote")} & set(own)
     default_root = private_paths(plan_in(CHECKOUT / "build" / "hub"))
     assert CHECKOUT / "build" not in default_root and CHECKOUT / "build" / "hub" not in default_root
@@ -302,7 +370,9 @@ def test_what_a_class_keeps_from_students(tmp_path: Path):
     first = write_passwords(plan)
     assert sorted(first) == ["ada", "ben", "teacher"] and all(len(p) >= 16 for p in first.values())
     assert plan.passwords.stat().st_mode & 0o777 == 0o600
-    more = HubPlan(tmp_path, 8123, "teacher", ("ada", "ben", "cy"), tmp_path / "grading", Path("/usr/bin/true"))
+    more = HubPlan(
+        tmp_path, 8123, "teacher", ("ada", "ben", "cy"), tmp_path / "grading", Path("/usr/bin/true")
+    )
     again = write_passwords(more)
     assert {k: again[k] for k in first} == first  # everyone keeps theirs
     assert read_passwords(plan.passwords) == again and "cy" in again
@@ -328,10 +398,21 @@ def test_disk_default_and_option(tmp_path: Path):
     assert default_disk(10, 100 * GIB) == 2 * GIB
     assert default_disk(10, 10 * GIB) == GIB // 2
     assert default_disk(100, 10 * GIB) == 256 << 20
-    plan = HubPlan(tmp_path, 8000, "instructor", tuple(f"s{n}" for n in range(19)), tmp_path / "g", Path("/x"))
+    plan = HubPlan(
+        tmp_path, 8000, "instructor", tuple(f"s{n}" for n in range(19)), tmp_path / "g", Path("/x")
+    )
     assert plan.exchange_bytes == 640 << 20 and plan.disk_bytes == 0
-    bad = labs("hub", "--config-only", "--root", str(tmp_path / "x"), "--proxy", "/usr/bin/true", "--disk", "0.01",
-               cwd=tmp_path)
+    bad = labs(
+        "hub",
+        "--config-only",
+        "--root",
+        str(tmp_path / "x"),
+        "--proxy",
+        "/usr/bin/true",
+        "--disk",
+        "0.01",
+        cwd=tmp_path,
+    )
     assert bad.returncode == 2 and "at least 1/16 GiB" in bad.stderr, bad.stderr
 
 

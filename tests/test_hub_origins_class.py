@@ -65,15 +65,21 @@ async function attack(hub, benServer, note) {
 def evil_page(hub: str, ben_server: str, note: str) -> str:
     """ada's page: runs the attack when it loads, its findings in ``window.found``."""
     args = ", ".join(json.dumps(a) for a in (hub, ben_server, note))
-    return (f"<!doctype html><html><body><p>ada's notes</p><script>{ATTACK}\n"
-            f"attack({args}).then(out => {{ window.found = out; }});</script></body></html>")
+    return (
+        f"<!doctype html><html><body><p>ada's notes</p><script>{ATTACK}\n"
+        f"attack({args}).then(out => {{ window.found = out; }});</script></body></html>"
+    )
 
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> Iterator[RunningHub]:
     need_a_class(browser=True)
-    with hub_server(tmp_path_factory.mktemp("origins"), people=("instructor", "ada", "ben"), subdomains=True,
-                    options=("--cull-idle", "0")) as running:
+    with hub_server(
+        tmp_path_factory.mktemp("origins"),
+        people=("instructor", "ada", "ben"),
+        subdomains=True,
+        options=("--cull-idle", "0"),
+    ) as running:
         yield running
 
 
@@ -133,15 +139,22 @@ def test_a_page_of_a_students_server_cannot_script_the_hub_or_a_classmate(hub: R
         assert not [n for n in ben_tokens(ben, hub) if n.startswith(NOTE)]
 
         ada_origin = hub.origin("ada")
-        attack = served_by_ada(context, f"{ada_origin}/user/ada/notes.html",
-                               evil_page(hub.public, hub.origin("ben"), NOTE))
+        attack = served_by_ada(
+            context, f"{ada_origin}/user/ada/notes.html", evil_page(hub.public, hub.origin("ben"), NOTE)
+        )
         after_attack = ben_tokens(ben, hub)
 
-        control = served_by_ada(context, f"{hub.public}/user/ada/notes.html",
-                                evil_page(hub.public, hub.origin("ben"), NOTE + "-control"))
+        control = served_by_ada(
+            context,
+            f"{hub.public}/user/ada/notes.html",
+            evil_page(hub.public, hub.origin("ben"), NOTE + "-control"),
+        )
         after_control = ben_tokens(ben, hub)
-        own_origin = served_by_ada(context, f"{hub.origin('ben')}/user/ben/notes.html",
-                                   evil_page(hub.public, hub.origin("ben"), NOTE + "-ben-origin"))
+        own_origin = served_by_ada(
+            context,
+            f"{hub.origin('ben')}/user/ben/notes.html",
+            evil_page(hub.public, hub.origin("ben"), NOTE + "-ben-origin"),
+        )
         ben.screenshot(path=str(tmp_path / "ben_tokens.png"))
         context.close()
 
@@ -154,5 +167,6 @@ def test_a_page_of_a_students_server_cannot_script_the_hub_or_a_classmate(hub: R
     assert control["xsrf"] == "read" and control["token"].startswith("201 "), control
     assert NOTE + "-control" in after_control, after_control
     assert not [n for n in after_control if n.endswith("-blind")], after_control  # no XSRF token: refused
-    assert own_origin["files"].startswith("200 ") and re.search(r'"type": ?"directory"', own_origin["files"]), (
-        own_origin)
+    assert own_origin["files"].startswith("200 ") and re.search(
+        r'"type": ?"directory"', own_origin["files"]
+    ), own_origin

@@ -34,8 +34,16 @@ UIDS = {61001: "ada", 61002: "ben", 61003: "instructor"}  # stand-ins for the cl
 
 
 def notebook(text: str) -> str:
-    return json.dumps({"cells": [{"cell_type": "code", "source": text, "metadata": {}, "outputs": [],
-                                  "execution_count": None}], "metadata": {}, "nbformat": 4, "nbformat_minor": 4})
+    return json.dumps(
+        {
+            "cells": [
+                {"cell_type": "code", "source": text, "metadata": {}, "outputs": [], "execution_count": None}
+            ],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 4,
+        }
+    )
 
 
 def stamp(minute: int) -> str:
@@ -64,7 +72,9 @@ def class_exchange(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def everything_under(folder: Path) -> str:
-    return "\n".join(p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    return "\n".join(
+        p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
+    )
 
 
 def as_users(monkeypatch, mine: str | None = None) -> None:
@@ -90,7 +100,9 @@ def test_collect_follows_no_link_and_names_what_it_refuses(class_exchange, tmp_p
     (linked / LAB).unlink()
     (linked / LAB).symlink_to(source)  # issue 48 item 3: full marks and the solution
     ben = submit(inbound, "ben", 1, "ben = 1  # his own")
-    (inbound / f"ben+{CHAPTER}+{stamp(9)}+xxxxxxxxxxxx").symlink_to(ben)  # item 4: a later "ben" that is a link
+    (inbound / f"ben+{CHAPTER}+{stamp(9)}+xxxxxxxxxxxx").symlink_to(
+        ben
+    )  # item 4: a later "ben" that is a link
     (inbound / f"ada+{CHAPTER}+{stamp(8)}+linkedfolder").symlink_to(source.parent)
     fifo = submit(inbound, "ada", 3, "ada = 3")
     (fifo / "timestamp.txt").unlink()
@@ -101,8 +113,17 @@ def test_collect_follows_no_link_and_names_what_it_refuses(class_exchange, tmp_p
     (inbound / f"..+{CHAPTER}+{stamp(5)}+abcdefghijkl").mkdir()  # a student named ".." (a path)
     (inbound / f"cy+{CHAPTER}+{stamp(5)}+abcdefghijkl").write_text("a file, not a folder")
 
-    result = labs("collect", CHAPTER, "--course", str(FIXTURES / "course"), "--root", str(grading),
-                  "--exchange-root", str(exchange_root), "--no-owner-check")  # one uid here: links still refused
+    result = labs(
+        "collect",
+        CHAPTER,
+        "--course",
+        str(FIXTURES / "course"),
+        "--root",
+        str(grading),
+        "--exchange-root",
+        str(exchange_root),
+        "--no-owner-check",
+    )  # one uid here: links still refused
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert f"collected ada/{CHAPTER}" in out and f"collected ben/{CHAPTER}" in out, out
@@ -112,8 +133,14 @@ def test_collect_follows_no_link_and_names_what_it_refuses(class_exchange, tmp_p
     assert "timestamp.txt is not a plain file" in out and "its timestamp.txt is not a time" in out, out
     assert "its name holds no time" in out and "not a submission's name" in out and "not a folder" in out, out
     submitted = grading / "submitted"
-    assert json.loads((submitted / "ada" / CHAPTER / LAB).read_text())["cells"][0]["source"] == "ada = 1  # her own"
-    assert json.loads((submitted / "ben" / CHAPTER / LAB).read_text())["cells"][0]["source"] == "ben = 1  # his own"
+    assert (
+        json.loads((submitted / "ada" / CHAPTER / LAB).read_text())["cells"][0]["source"]
+        == "ada = 1  # her own"
+    )
+    assert (
+        json.loads((submitted / "ben" / CHAPTER / LAB).read_text())["cells"][0]["source"]
+        == "ben = 1  # his own"
+    )
     assert "BEGIN SOLUTION" not in everything_under(grading)
     assert sorted(p.name for p in submitted.iterdir()) == ["ada", "ben"]  # nothing named ".." or outside
 
@@ -167,7 +194,8 @@ def test_collect_refuses_what_someone_else_owns(class_exchange, tmp_path: Path, 
     assert sorted(found.folders) == ["ada", "ben"]
     assert found.refused == {
         f"ben+{CHAPTER}+{stamp(5)}+forgedforged": "submitted by ada, not by the student it names",
-        f"ada+{CHAPTER}+{stamp(6)}+hardlinkedxx": f"{LAB} belongs to instructor, not to ada"}
+        f"ada+{CHAPTER}+{stamp(6)}+hardlinkedxx": f"{LAB} belongs to instructor, not to ada",
+    }
     assert "ben = 1  # his own" in (found.folders["ben"] / LAB).read_text()
     assert "BEGIN SOLUTION" not in everything_under(grading)
 
@@ -209,16 +237,20 @@ def test_a_private_tmp_shows_nothing_of_the_real_one_but_what_is_kept(tmp_path: 
         (kept / "needed").write_text("x\n")
         (kept / "needed").chmod(0o644)  # readable by its person whatever the umask was
         kept.chmod(0o755)
-        script = ("ls -A /tmp /dev/shm; cat " + str(kept / "needed") + "; touch /tmp/left-behind; "
-                  "head -c 3000000 /dev/zero > /tmp/fill || echo FULL")
+        script = (
+            "ls -A /tmp /dev/shm; cat " + str(kept / "needed") + "; touch /tmp/left-behind; "
+            "head -c 3000000 /dev/zero > /tmp/fill || echo FULL"
+        )
+
         def become_nobody() -> None:  # as the spawner: the private /tmp as root, then the person's uid
             private_tmp(65534, 65534, 2 << 20, [str(kept)])
             os.setgroups([])
             os.setgid(65534)
             os.setuid(65534)
 
-        result = subprocess.run(["sh", "-c", script], capture_output=True, text=True, check=False,
-                                preexec_fn=become_nobody)
+        result = subprocess.run(
+            ["sh", "-c", script], capture_output=True, text=True, check=False, preexec_fn=become_nobody
+        )
         listed = result.stdout.split()
         assert kept.name in listed and other.name not in listed, result.stdout
         assert "x" in listed and "FULL" in listed, result.stdout + result.stderr
@@ -241,8 +273,12 @@ def test_labs_hub_makes_the_exchange_course_the_instructors_and_names_one_a_stud
     course.parent.mkdir()
     make_exchange_course(course, instructor)
     found = {p.name: (p.stat().st_uid, p.stat().st_mode & 0o7777) for p in [course, *course.iterdir()]}
-    assert found == {"pytorch-labs": (61003, 0o755), "outbound": (61003, 0o755), "inbound": (61003, 0o2733),
-                     "feedback": (61003, 0o711)}
+    assert found == {
+        "pytorch-labs": (61003, 0o755),
+        "outbound": (61003, 0o755),
+        "inbound": (61003, 0o2733),
+        "feedback": (61003, 0o711),
+    }
     make_exchange_course(course, instructor)  # again, as at every start: kept as it is
 
     taken = tmp_path / "taken" / "pytorch-labs"
@@ -272,7 +308,9 @@ def test_a_home_of_its_own_fills_alone_and_outlives_its_mount(tmp_path: Path):
     disk = Disk(root / "disks" / "home-ada.img", root / "home" / "ada", 32 << 20, None)
     mount(disk)
     try:
-        assert str(disk.mount) in mounted() and disk.image.stat().st_blocks * 512 >= disk.size  # allocated in full
+        assert (
+            str(disk.mount) in mounted() and disk.image.stat().st_blocks * 512 >= disk.size
+        )  # allocated in full
         assert not any(disk.mount.iterdir())  # no lost+found
         (disk.mount / "kept").write_text("kept\n")
         written, error = 0, None
@@ -297,6 +335,8 @@ def test_a_home_of_its_own_fills_alone_and_outlives_its_mount(tmp_path: Path):
     with pytest.raises(DiskError, match="holds files and has no image"):
         mount(crowded)
     assert not crowded.image.exists()
-    plan = HubPlan(root, 8000, "instructor", ("cy",), root / "grading", Path("/usr/bin/true"), disk_bytes=1 << 60)
+    plan = HubPlan(
+        root, 8000, "instructor", ("cy",), root / "grading", Path("/usr/bin/true"), disk_bytes=1 << 60
+    )
     with pytest.raises(DiskError, match="a smaller --disk, or --disk 0"):
         check_room(plan)

@@ -56,9 +56,20 @@ EXCHANGE_BYTES = 256 << 20  # the exchange: 32 MiB a person, at least 256 MiB
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory) -> RunningHub:
     need_a_class()
-    with hub_server(tmp_path_factory.mktemp("walls"), people=PEOPLE,
-                    options=("--cull-idle", "0", "--memory", str(MEMORY_GIB), "--processes", "160",
-                             "--disk", str(DISK_BYTES / (1 << 30)))) as running:
+    with hub_server(
+        tmp_path_factory.mktemp("walls"),
+        people=PEOPLE,
+        options=(
+            "--cull-idle",
+            "0",
+            "--memory",
+            str(MEMORY_GIB),
+            "--processes",
+            "160",
+            "--disk",
+            str(DISK_BYTES / (1 << 30)),
+        ),
+    ) as running:
         yield running
 
 
@@ -149,10 +160,14 @@ def test_own_config_never_reaches_the_server_and_no_page_may_be_framed(hub: Runn
     assert "X-Ada" not in page.headers, dict(page.headers)
     assert page.headers["Content-Security-Policy"].startswith("frame-ancestors 'none'"), dict(page.headers)
     assert page.headers.get("X-Frame-Options") == "DENY", dict(page.headers)
-    assert hub_page.headers["Content-Security-Policy"].startswith("frame-ancestors 'none'"), dict(hub_page.headers)
+    assert hub_page.headers["Content-Security-Policy"].startswith("frame-ancestors 'none'"), dict(
+        hub_page.headers
+    )
     assert hub_page.headers.get("X-Frame-Options") == "DENY", dict(hub_page.headers)
     assert not marker.exists(), "a .pth in ada's user site ran when her server started"
-    assert not [(code, url) for code, url in into_ada if code == 200 and url.startswith("/user/ada/")], into_ada
+    assert not [(code, url) for code, url in into_ada if code == 200 and url.startswith("/user/ada/")], (
+        into_ada
+    )
 
 
 def test_each_server_has_its_own_tmp(hub: RunningHub):
@@ -162,15 +177,18 @@ def test_each_server_has_its_own_tmp(hub: RunningHub):
     async def scenario():
         ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
         terminal = await ada.terminal()
-        planted = await terminal.run("mkdir -p /tmp/torchinductor_ben /var/tmp/x /dev/shm/x && "
-                                     "echo '#error planted' > /tmp/torchinductor_ben/planted.h && "
-                                     "touch /tmp/ada-was-here && ls /tmp")
+        planted = await terminal.run(
+            "mkdir -p /tmp/torchinductor_ben /var/tmp/x /dev/shm/x && "
+            "echo '#error planted' > /tmp/torchinductor_ben/planted.h && "
+            "touch /tmp/ada-was-here && ls /tmp"
+        )
         kernel = await ben.start_kernel()
         seen = await kernel.execute(
             "import os, tempfile\nfrom torch._inductor.runtime.cache_dir_utils import cache_dir\n"
             "open('/tmp/ben-secret', 'w').write('ben')\n"
             "print(sorted(os.listdir('/tmp')), sorted(os.listdir('/var/tmp')), sorted(os.listdir('/dev/shm')))\n"
-            "print(tempfile.gettempdir(), cache_dir(), os.path.exists('/tmp/torchinductor_ben/planted.h'))")
+            "print(tempfile.gettempdir(), cache_dir(), os.path.exists('/tmp/torchinductor_ben/planted.h'))"
+        )
         after = await terminal.run("ls /tmp && test ! -e /tmp/ben-secret")
         terminal.close()
         await kernel.close()
@@ -196,20 +214,37 @@ def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):
     async def before_release():
         ada = await signed_in(hub, "ada")
         terminal = await ada.terminal()
-        results = [await terminal.run(command) for command in (
-            f"mkdir {course_folder}/mine", f"mv {course_folder} {hub.exchange}/taken",
-            f"rm -rf {course_folder}")]
+        results = [
+            await terminal.run(command)
+            for command in (
+                f"mkdir {course_folder}/mine",
+                f"mv {course_folder} {hub.exchange}/taken",
+                f"rm -rf {course_folder}",
+            )
+        ]
         terminal.close()
         await ada.close()
         return results
 
-    assert pwd.getpwuid(course_folder.stat().st_uid).pw_name == "instructor", "the course folder is not the instructor's"
+    assert pwd.getpwuid(course_folder.stat().st_uid).pw_name == "instructor", (
+        "the course folder is not the instructor's"
+    )
     taken = run(before_release())
     assert all(status != 0 for status, _ in taken), taken
     assert course_folder.is_dir() and not (course_folder / "mine").exists()
 
-    instructor(hub, "release", CHAPTER, "--exchange", "--exchange-root", str(hub.exchange), "--build", str(hub.build),
-               "--workspace", str(hub.home("instructor") / "student"))
+    instructor(
+        hub,
+        "release",
+        CHAPTER,
+        "--exchange",
+        "--exchange-root",
+        str(hub.exchange),
+        "--build",
+        str(hub.build),
+        "--workspace",
+        str(hub.home("instructor") / "student"),
+    )
 
     async def submissions():
         ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
@@ -218,15 +253,18 @@ def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):
             assert (await session.assignment("submit", CHAPTER))["success"]
         terminal = await ada.terminal()
         later = "2099-01-01 00:00:00.000000 UTC"
-        results = [await terminal.run(command) for command in (
-            # item 3: her own later submission, its lab a link to the instructor's source
-            f"cd {inbound} && d='ada+{CHAPTER}+{later}+aaaaaaaaaaaa' && mkdir \"$d\" && "
-            f"ln -s {source} \"$d/{LAB}\" && echo '{later}' > \"$d/timestamp.txt\"",
-            # item 4: a later "ben" submission, a link to a folder ben owns
-            f"cd {inbound} && ln -s {hub.home('ben')} 'ben+{CHAPTER}+{later}+bbbbbbbbbbbb'",
-            # item 7a: a name collect cannot read
-            f"cd {inbound} && mkdir 'ada+{CHAPTER}+not-a-time+cccccccccccc'",
-        )]
+        results = [
+            await terminal.run(command)
+            for command in (
+                # item 3: her own later submission, its lab a link to the instructor's source
+                f"cd {inbound} && d='ada+{CHAPTER}+{later}+aaaaaaaaaaaa' && mkdir \"$d\" && "
+                f'ln -s {source} "$d/{LAB}" && echo \'{later}\' > "$d/timestamp.txt"',
+                # item 4: a later "ben" submission, a link to a folder ben owns
+                f"cd {inbound} && ln -s {hub.home('ben')} 'ben+{CHAPTER}+{later}+bbbbbbbbbbbb'",
+                # item 7a: a name collect cannot read
+                f"cd {inbound} && mkdir 'ada+{CHAPTER}+not-a-time+cccccccccccc'",
+            )
+        ]
         terminal.close()
         for session in (ada, ben):
             await session.close()
@@ -234,20 +272,38 @@ def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):
 
     planted = run(submissions())
     assert all(status == 0 for status, _ in planted), planted
-    out = instructor(hub, "collect", CHAPTER, "--root", str(hub.grading), "--exchange-root", str(hub.exchange))
+    out = instructor(
+        hub, "collect", CHAPTER, "--root", str(hub.grading), "--exchange-root", str(hub.exchange)
+    )
     assert f"collected ada/{CHAPTER}" in out and f"collected ben/{CHAPTER}" in out, out
     assert f"{LAB} is a link: never followed" in out, out
-    assert f"refused ben+{CHAPTER}+2099-01-01 00:00:00.000000 UTC+bbbbbbbbbbbb: a link: never followed" in out, out
+    assert (
+        f"refused ben+{CHAPTER}+2099-01-01 00:00:00.000000 UTC+bbbbbbbbbbbb: a link: never followed" in out
+    ), out
     assert "its name holds no time" in out, out
-    collected = "\n".join(p.read_text(errors="replace") for p in (hub.grading / "submitted").rglob("*")
-                          if p.is_file())
+    collected = "\n".join(
+        p.read_text(errors="replace") for p in (hub.grading / "submitted").rglob("*") if p.is_file()
+    )
     leaked = [line for line in solution_lines(hub) if json.dumps(line)[1:-1] in collected]
     assert not leaked, f"solution lines reached the collected submissions: {leaked[:3]}"
     for student in ("ada", "ben"):
         assert (hub.grading / "submitted" / student / CHAPTER / LAB).is_file(), student
 
 
-SYSTEM = ("/proc", "/sys", "/dev", "/run", "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/boot", "/etc")
+SYSTEM = (
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/boot",
+    "/etc",
+)
 WALK = """
 import json, os, stat
 needles = [n.encode() for n in json.loads({needles!r})]
@@ -307,8 +363,9 @@ def test_no_solution_text_anywhere_a_student_can_read(hub: RunningHub):
     async def scenario():
         ada = await signed_in(hub, "ada")
         kernel = await ada.start_kernel()
-        walked = await kernel.execute(WALK.format(needles=json.dumps(needles), system=json.dumps(SYSTEM)),
-                                      timeout=900)
+        walked = await kernel.execute(
+            WALK.format(needles=json.dumps(needles), system=json.dumps(SYSTEM)), timeout=900
+        )
         await kernel.close()
         await ada.close()
         return walked
@@ -320,8 +377,10 @@ def test_no_solution_text_anywhere_a_student_can_read(hub: RunningHub):
     ours = [h for h in found["hits"] if any(h.startswith(f"{top}/") for top in (CHECKOUT, hub.scratch))]
     elsewhere = [h for h in found["hits"] if h not in ours]
     assert not ours, f"ada can read solution text in the checkout or the class's folders: {ours[:10]}"
-    assert not elsewhere, (f"ada can read solution text elsewhere on this host, out of labs hub's reach (another copy "
-                           f"of the course? docs/hub.md, what the host must provide): {elsewhere[:10]}")
+    assert not elsewhere, (
+        f"ada can read solution text elsewhere on this host, out of labs hub's reach (another copy "
+        f"of the course? docs/hub.md, what the host must provide): {elsewhere[:10]}"
+    )
 
 
 def test_no_one_hears_or_speaks_on_a_classmates_kernel(hub: RunningHub):
@@ -352,17 +411,26 @@ def test_no_one_hears_or_speaks_on_a_classmates_kernel(hub: RunningHub):
         "    for s in subs:\n"
         "        if s.poll(50):\n"
         "            heard.append(s.recv_multipart())\n"
-        "print('ports', len(ports), 'heard', len(heard), b'ben-secret' in b''.join(b''.join(m) for m in heard))\n")
+        "print('ports', len(ports), 'heard', len(heard), b'ben-secret' in b''.join(b''.join(m) for m in heard))\n"
+    )
 
     async def scenario():
         ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
         ben_kernel, ada_kernel = await ben.start_kernel(), await ada.start_kernel()
-        talk = ben_kernel.execute("import time\nfor _ in range(60):\n    print('ben-secret', flush=True)\n"
-                                  "    time.sleep(0.2)", timeout=120)
+        talk = ben_kernel.execute(
+            "import time\nfor _ in range(60):\n    print('ben-secret', flush=True)\n    time.sleep(0.2)",
+            timeout=120,
+        )
         ben_result, heard = await asyncio.gather(talk, ada_kernel.execute(listen, timeout=120))
-        kernels = [p for p in psutil.process_iter(["username", "cmdline"])
-                   if p.info["username"] == "ben" and "labs/hub/kernel.py" in " ".join(p.info["cmdline"] or [])]
-        tcp = {p.pid: [c.laddr for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN] for p in kernels}
+        kernels = [
+            p
+            for p in psutil.process_iter(["username", "cmdline"])
+            if p.info["username"] == "ben" and "labs/hub/kernel.py" in " ".join(p.info["cmdline"] or [])
+        ]
+        tcp = {
+            p.pid: [c.laddr for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN]
+            for p in kernels
+        }
         for kernel in (ben_kernel, ada_kernel):
             await kernel.close()
         for session in (ada, ben):
@@ -402,7 +470,8 @@ def test_a_student_fills_only_her_own_limits(hub: RunningHub):
         "            f.write(b'x' * (16 << 20)); f.flush(); written += 16 << 20\n"
         "print(attempt(big), attempt(raise_limit), resource.getrlimit(resource.RLIMIT_FSIZE)[1], attempt(fill),\n"
         "      written)\n"
-        "os.remove('/tmp/fill')\n")
+        "os.remove('/tmp/fill')\n"
+    )
 
     async def scenario():
         ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
@@ -463,12 +532,18 @@ def test_a_full_home_or_exchange_stops_only_the_student_who_filled_it(hub: Runni
         ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
         ada_kernel, ben_kernel = await ada.start_kernel(), await ben.start_kernel()
         in_home = await ada_kernel.execute(FILL.format(folder=str(home / "fill")), timeout=300)
-        saves = [await save_notebook(ada, "after-full.ipynb"), await save_notebook(ben, "while-ada-is-full.ipynb")]
+        saves = [
+            await save_notebook(ada, "after-full.ipynb"),
+            await save_notebook(ben, "while-ada-is-full.ipynb"),
+        ]
         answer = await ben_kernel.execute("print(6 * 7)")
         hub_answers = (await ben.client.get("/hub/api")).status_code
         emptied = await ada_kernel.execute(f"shutil.rmtree({str(home / 'fill')!r}); print('emptied')")
         in_exchange = await ada_kernel.execute(FILL.format(folder=str(exchange / "ada-fill")), timeout=300)
-        during = [await save_notebook(ben, "while-exchange-is-full.ipynb"), (await ben.client.get("/hub/api")).status_code]
+        during = [
+            await save_notebook(ben, "while-exchange-is-full.ipynb"),
+            (await ben.client.get("/hub/api")).status_code,
+        ]
         await ada_kernel.execute(f"shutil.rmtree({str(exchange / 'ada-fill')!r})")
         for kernel in (ada_kernel, ben_kernel):
             await kernel.close()
@@ -483,7 +558,10 @@ def test_a_full_home_or_exchange_stops_only_the_student_who_filled_it(hub: Runni
     assert saves[0] >= 400 and saves[1] == 201, saves  # her save fails, his is made
     assert (hub.home("ben") / "while-ada-is-full.ipynb").is_file()
     assert answer.status == "ok" and answer.output.strip() == "42", answer
-    assert hub_answers == 200 and emptied.output.strip().endswith("emptied"), (hub_answers, emptied)  # her history: full
+    assert hub_answers == 200 and emptied.output.strip().endswith("emptied"), (
+        hub_answers,
+        emptied,
+    )  # her history: full
     assert in_exchange.status == "ok", in_exchange
     error, written = in_exchange.output.split()
     assert error == "ENOSPC" and EXCHANGE_BYTES * 0.7 <= int(written) <= EXCHANGE_BYTES, in_exchange.output
@@ -526,11 +604,18 @@ def test_password_guessing_is_locked_out_and_never_blocks_the_hub(hub: RunningHu
         wrong = [await guess("dee", f"guess-number-{n}") for n in range(30)]
         right = await guess("dee", hub.passwords["dee"])
         logins, login_gaps = await watched(guess("eve", f"burst-guess-{n}") for n in range(8))
-        fay = await signed_in(hub, "fay", server=False)  # her password chosen: signed in, the form's old one wrong
-        form = {"old_password": "not-her-password", "new_password": "a-new-password-1",
-                "new_password_confirmation": "a-new-password-1", "_xsrf": fay._cookie("_xsrf", "/hub/") or ""}
-        changes, change_gaps = await watched(fay.client.post("/hub/change-password", data=form)
-                                             for _ in range(8))
+        fay = await signed_in(
+            hub, "fay", server=False
+        )  # her password chosen: signed in, the form's old one wrong
+        form = {
+            "old_password": "not-her-password",
+            "new_password": "a-new-password-1",
+            "new_password_confirmation": "a-new-password-1",
+            "_xsrf": fay._cookie("_xsrf", "/hub/") or "",
+        }
+        changes, change_gaps = await watched(
+            fay.client.post("/hub/change-password", data=form) for _ in range(8)
+        )
         await fay.close()
         return wrong, right, logins, login_gaps, changes, change_gaps
 

@@ -53,7 +53,9 @@ def imported_names(path: Path, name: str) -> set[str]:
     return found
 
 
-def import_graph(package: str = PACKAGE, root: Path = ROOT) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+def import_graph(
+    package: str = PACKAGE, root: Path = ROOT
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     """(edges among the package's modules, every dotted name each module imports).
 
     An imported name's edge goes to the longest prefix that is one of the package's modules:
@@ -115,8 +117,10 @@ def test_the_checker_sees_a_type_checking_and_a_function_level_circle(tmp_path: 
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("from pkg.a import f\n")
-    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n"
-                              "def f():\n    return 1\n")
+    (pkg / "a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.b import B\n"
+        "def f():\n    return 1\n"
+    )
     (pkg / "b.py").write_text("class B:\n    def g(self):\n        from . import c\n")
     (pkg / "c.py").write_text("from .a import f\n")
     (pkg / "d.py").write_text("from pkg import a\n")
@@ -160,8 +164,12 @@ def test_labutils_never_imports_graders_or_ci() -> None:
 
 PROJECT = ("labutils", "graders", "labs", "zygote")
 # Who may import whom: each package only the ones below it (students' code at the bottom, the tool on top).
-MAY_IMPORT = {"zygote": set(), "labutils": {"zygote"}, "graders": {"labutils", "zygote"},
-              "labs": {"graders", "labutils", "zygote"}}
+MAY_IMPORT = {
+    "zygote": set(),
+    "labutils": {"zygote"},
+    "graders": {"labutils", "zygote"},
+    "labs": {"graders", "labutils", "zygote"},
+}
 
 
 def project_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
@@ -193,7 +201,11 @@ def test_each_package_imports_only_the_ones_below_it() -> None:
     bad = {}
     for name, targets in raw.items():
         own = name.split(".")[0]
-        wrong = sorted(t for t in targets if t.split(".")[0] in PROJECT and t.split(".")[0] not in {own, *MAY_IMPORT[own]})
+        wrong = sorted(
+            t
+            for t in targets
+            if t.split(".")[0] in PROJECT and t.split(".")[0] not in {own, *MAY_IMPORT[own]}
+        )
         if wrong:
             bad[name] = wrong
     assert bad == {}
@@ -203,8 +215,10 @@ def test_the_zygote_core_needs_only_the_standard_library() -> None:
     import sys
 
     _, raw = import_graph("zygote")
-    outside = {n: sorted(t for t in ts if t.split(".")[0] not in {*sys.stdlib_module_names, "zygote", "__future__"})
-               for n, ts in raw.items()}
+    outside = {
+        n: sorted(t for t in ts if t.split(".")[0] not in {*sys.stdlib_module_names, "zygote", "__future__"})
+        for n, ts in raw.items()
+    }
     assert {n: ts for n, ts in outside.items() if ts} == {}
 
 
@@ -212,18 +226,29 @@ def test_os_fork_is_called_in_the_zygote_core_only() -> None:
     calls = []
     for path in sorted(p for package in (*PROJECT, "benchmarks") for p in (ROOT / package).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Attribute) and node.attr in ("fork", "forkpty") and \
-                    isinstance(node.value, ast.Name) and node.value.id == "os":
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("fork", "forkpty")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "os"
+            ):
                 calls.append(path.relative_to(ROOT).as_posix())
     assert calls == ["zygote/server.py"]
 
 
 def parse_callers(root: Path = ROOT) -> list[str]:
     """Grader modules that call ``ast.parse`` themselves (graders/grader/parsing.py is the one that may)."""
-    return sorted({path.relative_to(root).as_posix() for path in (root / "graders").rglob("*.py")
-                   for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
-                   if isinstance(node, ast.Attribute) and node.attr == "parse"
-                   and isinstance(node.value, ast.Name) and node.value.id == "ast"})
+    return sorted(
+        {
+            path.relative_to(root).as_posix()
+            for path in (root / "graders").rglob("*.py")
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+            if isinstance(node, ast.Attribute)
+            and node.attr == "parse"
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "ast"
+        }
+    )
 
 
 def test_the_grader_parses_python_in_one_place_only() -> None:
@@ -251,7 +276,8 @@ GRADER_LAYERS = {
     "grader": {"inside", "boundary", "coursedir", "paths"},
     "nbgrader": {"grader", "inside", "boundary", "coursedir", "paths"},
     "check": {"grader", "inside", "boundary", "nbgrader", "coursedir", "paths"},
-    "coursedir": set(), "paths": set(),
+    "coursedir": set(),
+    "paths": set(),
     "pipeline": {"grader", "inside", "boundary", "nbgrader", "coursedir", "paths"},
 }
 
@@ -271,8 +297,11 @@ def grader_layer_breaks(raw: dict[str, set[str]]) -> dict[str, list[str]]:
 
 
 def test_graders_is_cut_into_the_five_folders_and_two_facts() -> None:
-    top = {p.name.removesuffix(".py") for p in (ROOT / "graders").iterdir()
-           if p.name != "__pycache__" and p.name != "__init__.py"}
+    top = {
+        p.name.removesuffix(".py")
+        for p in (ROOT / "graders").iterdir()
+        if p.name != "__pycache__" and p.name != "__init__.py"
+    }
     assert top == set(GRADER_LAYERS)
 
 
@@ -282,10 +311,15 @@ def test_each_side_of_graders_imports_only_what_its_trust_allows() -> None:
 
 
 def test_the_layer_rule_sees_the_sandbox_reaching_into_the_grader() -> None:
-    raw = {"graders.inside.job": {"graders.boundary.wire", "graders.grader.compare"},
-           "graders.boundary.wire": {"graders.coursedir"}, "graders.grader.grading": {"graders.inside.job"}}
-    assert grader_layer_breaks(raw) == {"graders.inside.job": ["graders.grader.compare"],
-                                        "graders.boundary.wire": ["graders.coursedir"]}
+    raw = {
+        "graders.inside.job": {"graders.boundary.wire", "graders.grader.compare"},
+        "graders.boundary.wire": {"graders.coursedir"},
+        "graders.grader.grading": {"graders.inside.job"},
+    }
+    assert grader_layer_breaks(raw) == {
+        "graders.inside.job": ["graders.grader.compare"],
+        "graders.boundary.wire": ["graders.coursedir"],
+    }
 
 
 def test_the_sandbox_imports_nothing_of_the_grader_even_lazily() -> None:
@@ -293,11 +327,18 @@ def test_the_sandbox_imports_nothing_of_the_grader_even_lazily() -> None:
     standard library or installed packages): checked on every import statement of the tree, not only the top's."""
     for path in sorted((ROOT / "graders" / "inside").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
-                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
             for target in names:
-                assert not target.startswith("graders.") or target.split(".")[1] in ("inside", "boundary"), \
-                    (path.name, target)
+                assert not target.startswith("graders.") or target.split(".")[1] in ("inside", "boundary"), (
+                    path.name,
+                    target,
+                )
                 assert target.split(".")[0] != "labs", (path.name, target)
 
 
@@ -314,8 +355,10 @@ def sandbox_output_parsers(root: Path = ROOT) -> list[str]:
         if path.relative_to(root / "graders").parts[0] in ("boundary", "inside"):
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.ImportFrom) and (node.module == "graders.boundary.wire" or (
-                    node.module == "graders.boundary" and any(a.name == "wire" for a in node.names))):
+            if isinstance(node, ast.ImportFrom) and (
+                node.module == "graders.boundary.wire"
+                or (node.module == "graders.boundary" and any(a.name == "wire" for a in node.names))
+            ):
                 found.append(f"{relative}: imports the wire format")
             elif isinstance(node, ast.Import) and any(a.name == "graders.boundary.wire" for a in node.names):
                 found.append(f"{relative}: imports the wire format")
@@ -336,7 +379,10 @@ def test_the_boundary_rule_sees_a_grader_module_decoding_itself(tmp_path: Path) 
     (tmp_path / "graders" / "boundary" / "job_result.py").write_text("from graders.boundary import wire\n")
     (tmp_path / "graders" / "grader" / "stray.py").write_text(
         "from graders.boundary import wire\nfrom graders.boundary.job_result import cell_runs\n"
-        "def f(m):\n    return DoneHeader.from_message(m)\n")
-    assert sandbox_output_parsers(tmp_path) == ["graders/grader/stray.py: imports the wire format",
-                                                "graders/grader/stray.py: cell_runs",
-                                                "graders/grader/stray.py: .from_message"]
+        "def f(m):\n    return DoneHeader.from_message(m)\n"
+    )
+    assert sandbox_output_parsers(tmp_path) == [
+        "graders/grader/stray.py: imports the wire format",
+        "graders/grader/stray.py: cell_runs",
+        "graders/grader/stray.py: .from_message",
+    ]

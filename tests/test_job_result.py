@@ -21,8 +21,15 @@ from graders.boundary.job_result import (
 )
 from graders.boundary.protocol import Status
 
-HEADER = {"kind": "done", "status": "ok", "seconds": 1.0, "cpu_seconds": 1.0, "max_rss_mb": 1, "output_tail": "",
-          "cells": {"test_a": {"ok": True, "error": ""}, "test_b": {"ok": False, "error": "x" * 1000}}}
+HEADER = {
+    "kind": "done",
+    "status": "ok",
+    "seconds": 1.0,
+    "cpu_seconds": 1.0,
+    "max_rss_mb": 1,
+    "output_tail": "",
+    "cells": {"test_a": {"ok": True, "error": ""}, "test_b": {"ok": False, "error": "x" * 1000}},
+}
 
 
 def _result(probes: object) -> bytes:
@@ -30,41 +37,69 @@ def _result(probes: object) -> bytes:
 
 
 def test_an_honest_result_is_typed_all_the_way_down() -> None:
-    contracts = {"effects": [[1, "scale", ["x: values"]]], "calls": 2, "varied": {"scale(inplace)": ["non-default"]}}
-    result = job_result(HEADER, _result({"test_a": {"value": [torch.ones(2), 3]}, "test_b": {"error": "ValueError: v",
-                                                                                                 "contracts": contracts}}))
+    contracts = {
+        "effects": [[1, "scale", ["x: values"]]],
+        "calls": 2,
+        "varied": {"scale(inplace)": ["non-default"]},
+    }
+    result = job_result(
+        HEADER,
+        _result(
+            {
+                "test_a": {"value": [torch.ones(2), 3]},
+                "test_b": {"error": "ValueError: v", "contracts": contracts},
+            }
+        ),
+    )
     assert result is not None
     assert result.cells == {"test_a": CellRun(True, ""), "test_b": CellRun(False, "x" * EXCERPT_CHARS)}
     a, b = result.probes["test_a"], result.probes["test_b"]
-    assert a.error is None and a.contracts is None and torch.equal(a.value[0], torch.ones(2)) and a.value[1] == 3
-    assert b == ProbeRecord(None, "ValueError: v", Contracts({(1, "scale"): ["x: values"]},
-                                                             {"scale(inplace)": ["non-default"]}))
+    assert (
+        a.error is None and a.contracts is None and torch.equal(a.value[0], torch.ones(2)) and a.value[1] == 3
+    )
+    assert b == ProbeRecord(
+        None, "ValueError: v", Contracts({(1, "scale"): ["x: values"]}, {"scale(inplace)": ["non-default"]})
+    )
 
 
-@pytest.mark.parametrize("probes", [
-    {"test_a": {"value": 1, "error": "both"}},
-    {"test_a": {"error": 5}},
-    {"test_a": {}},
-    {"test_a": {"value": 1, "contracts": [1]}},
-    {"test_a": [1]},
-    [1, 2],
-])
+@pytest.mark.parametrize(
+    "probes",
+    [
+        {"test_a": {"value": 1, "error": "both"}},
+        {"test_a": {"error": 5}},
+        {"test_a": {}},
+        {"test_a": {"value": 1, "contracts": [1]}},
+        {"test_a": [1]},
+        [1, 2],
+    ],
+)
 def test_a_malformed_probe_record_makes_the_whole_result_bad(probes: object) -> None:
     assert job_result(HEADER, _result(probes)) is None
     outcome = completed(JobOutcome(Status.OK), HEADER, _result(probes))
     assert outcome.status is Status.BAD_RESULT and outcome.result is None
 
 
-@pytest.mark.parametrize("cells", [None, [], {"test_a": {"ok": 1, "error": ""}}, {"test_a": {"ok": True}},
-                                   {f"c{i}": {"ok": True, "error": ""} for i in range(10_001)}])
+@pytest.mark.parametrize(
+    "cells",
+    [
+        None,
+        [],
+        {"test_a": {"ok": 1, "error": ""}},
+        {"test_a": {"ok": True}},
+        {f"c{i}": {"ok": True, "error": ""} for i in range(10_001)},
+    ],
+)
 def test_malformed_cell_records_make_the_result_bad(cells: object) -> None:
     assert job_result({**HEADER, "cells": cells}, _result({})) is None
 
 
 def test_malformed_contract_entries_are_dropped_not_trusted() -> None:
-    contracts = Contracts.from_wire({"effects": [[0, "f", ["x"]], [[0], "f", ["y"]], [1, "g", "xyz"], "junk",
-                                                 [2, "h", [1]]],
-                                     "varied": {"f(a)": ["falsy"], "g(b)": "non-default", 3: ["x"]}})
+    contracts = Contracts.from_wire(
+        {
+            "effects": [[0, "f", ["x"]], [[0], "f", ["y"]], [1, "g", "xyz"], "junk", [2, "h", [1]]],
+            "varied": {"f(a)": ["falsy"], "g(b)": "non-default", 3: ["x"]},
+        }
+    )
     assert contracts == Contracts({(0, "f"): ["x"]}, {"f(a)": ["falsy"]})
     assert Contracts.from_wire({"effects": "no", "varied": []}) == Contracts()
 

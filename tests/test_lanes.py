@@ -48,9 +48,21 @@ os._exit(0)
 
 def lanes(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
     (folder / "Makefile").write_text(MAKEFILE)
-    return subprocess.run([sys.executable, str(LANES), *arguments, "--make", f"make -C {folder}",
-                           "--logs", str(folder / "logs")], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "BURN_THEN_EXIT_UNWAITED": BURN_THEN_EXIT_UNWAITED})
+    return subprocess.run(
+        [
+            sys.executable,
+            str(LANES),
+            *arguments,
+            "--make",
+            f"make -C {folder}",
+            "--logs",
+            str(folder / "logs"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BURN_THEN_EXIT_UNWAITED": BURN_THEN_EXIT_UNWAITED},
+    )
 
 
 def test_lanes_run_side_by_side_and_stages_in_order(tmp_path: Path):
@@ -66,8 +78,12 @@ def test_a_failed_stage_stops_its_lane_not_the_others(tmp_path: Path):
     assert done.returncode == 1
     assert not (tmp_path / "after_broken").exists()
     assert "the reason it broke" in done.stdout  # the failed stage's log, printed whole
-    summary = done.stdout[done.stdout.index("lanes: summary"):]
-    assert "broken        failed" in summary and "after_broken  not run" in summary and "ok            passed" in summary
+    summary = done.stdout[done.stdout.index("lanes: summary") :]
+    assert (
+        "broken        failed" in summary
+        and "after_broken  not run" in summary
+        and "ok            passed" in summary
+    )
     assert "lanes: failed: broken, after_broken" in summary
 
 
@@ -97,12 +113,16 @@ def test_a_stage_counts_the_cpu_of_processes_it_never_waited_for(tmp_path: Path)
 
 def test_a_stage_that_leaves_a_process_running_is_named(tmp_path: Path):
     if not os.access("/sys/fs/cgroup/cpuacct", os.W_OK):
-        pytest.skip("needs cgroup v1's cpuacct, writable (root): elsewhere the lanes cannot see what a stage left")
+        pytest.skip(
+            "needs cgroup v1's cpuacct, writable (root): elsewhere the lanes cannot see what a stage left"
+        )
     groups_before = set(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*"))
     done = lanes(tmp_path, "leave_behind")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "lanes: leave_behind left 1 processes running after it ended" in done.stdout, done.stdout
-    for group in set(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*")) - groups_before:  # once the sleep ends
+    for group in (
+        set(Path("/sys/fs/cgroup/cpuacct").glob("labs-lanes-*")) - groups_before
+    ):  # once the sleep ends
         for _ in range(100):
             try:
                 (group / "leave_behind").rmdir()

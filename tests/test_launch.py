@@ -32,9 +32,15 @@ def rank_report(x: torch.Tensor) -> dict:
     y = x * (dist.get_rank() + 1)
     dist.all_reduce(y)
     print(f"hello from {dist.get_rank()}")
-    return {"rank": dist.get_rank(), "world": dist.get_world_size(), "sum": y,
-            "omp": os.environ.get("OMP_NUM_THREADS"), "tmp": os.environ.get("TMPDIR"),
-            "backend": dist.get_backend(), "pid": os.getpid()}
+    return {
+        "rank": dist.get_rank(),
+        "world": dist.get_world_size(),
+        "sum": y,
+        "omp": os.environ.get("OMP_NUM_THREADS"),
+        "tmp": os.environ.get("TMPDIR"),
+        "backend": dist.get_backend(),
+        "pid": os.getpid(),
+    }
 
 
 def fail_on_rank_one() -> int:
@@ -104,15 +110,22 @@ def test_prefixed_lines_reassembles_split_chunks() -> None:
 
 
 def test_module_source_ships_imports_constants_and_helpers() -> None:
-    helper = notebook_function("""
+    helper = notebook_function(
+        """
         def helper(t):
             return t * SCALE
-    """, "helper", {"SCALE": 3})
-    main = notebook_function("""
+    """,
+        "helper",
+        {"SCALE": 3},
+    )
+    main = notebook_function(
+        """
         def main_fn(n):
             return helper(torch.ones(n)).sum() + len(NAMES) + int(fully_shard is not None)
-    """, "main_fn", {"helper": helper, "torch": torch, "NAMES": ("a", "b"),
-                     "fully_shard": fully_shard})
+    """,
+        "main_fn",
+        {"helper": helper, "torch": torch, "NAMES": ("a", "b"), "fully_shard": fully_shard},
+    )
     source = module_source(main)
     assert "import torch" in source and "SCALE = 3" in source and "NAMES = ('a', 'b')" in source
     assert "from torch.distributed.fsdp" in source and "def helper" in source
@@ -122,19 +135,27 @@ def test_module_source_ships_imports_constants_and_helpers() -> None:
 
 
 def test_names_in_type_hints_need_not_travel_and_defaults_do() -> None:
-    hinted = notebook_function("""
+    hinted = notebook_function(
+        """
         def hinted(n: int, dtype=torch.float64) -> torch.Tensor:
             return math.sqrt(n) * TWO
-    """, "hinted", {"torch": torch, "math": math, "TWO": 2})
+    """,
+        "hinted",
+        {"torch": torch, "math": math, "TWO": 2},
+    )
     source = module_source(hinted)
     assert "import torch" in source  # the default value is evaluated where the def runs
     namespace: dict = {}
     exec(compile(source, "<shipped>", "exec"), namespace)
     assert namespace["hinted"](9) == 6.0
-    hint_only = notebook_function("""
+    hint_only = notebook_function(
+        """
         def hint_only(x: torch.Tensor) -> torch.Tensor:
             return x
-    """, "hint_only", {"torch": torch})
+    """,
+        "hint_only",
+        {"torch": torch},
+    )
     assert "import torch" not in module_source(hint_only)
     namespace = {}
     exec(compile(module_source(hint_only), "<shipped>", "exec"), namespace)
@@ -142,10 +163,14 @@ def test_names_in_type_hints_need_not_travel_and_defaults_do() -> None:
 
 
 def test_ship_refuses_unshippable_globals(tmp_path: Path) -> None:
-    uses_tensor = notebook_function("""
+    uses_tensor = notebook_function(
+        """
         def uses_tensor():
             return WEIGHTS.sum()
-    """, "uses_tensor", {"WEIGHTS": torch.ones(3)})
+    """,
+        "uses_tensor",
+        {"WEIGHTS": torch.ones(3)},
+    )
     with pytest.raises(ShipError, match="WEIGHTS"):
         ship(uses_tensor, tmp_path)
     assert ship(rank_report, tmp_path).path is None  # importable: travels by name
@@ -156,12 +181,16 @@ def test_ship_refuses_unshippable_globals(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("warm", [True, False], ids=["forked-by-zygote", "fresh-interpreters"])
-def test_launch_returns_each_ranks_result_and_cleans_up(capfd: pytest.CaptureFixture[str], warm: bool) -> None:
+def test_launch_returns_each_ranks_result_and_cleans_up(
+    capfd: pytest.CaptureFixture[str], warm: bool
+) -> None:
     x = torch.arange(3.0)
     results = launch(rank_report, 2, x, timeout=120, warm=warm)
     assert [r["rank"] for r in results] == [0, 1]
     for r in results:
-        torch.testing.assert_close(r["sum"], x * 3, msg="all_reduce of x*1 and x*2 should be 3x on every rank")
+        torch.testing.assert_close(
+            r["sum"], x * 3, msg="all_reduce of x*1 and x*2 should be 3x on every rank"
+        )
         assert r["world"] == 2 and r["omp"] == "1" and r["backend"] == choose_backend("auto", "auto", 2)
         assert not Path(r["tmp"]).exists(), "the run's temporary folder should be deleted"
     assert results[0]["pid"] != results[1]["pid"] != os.getpid(), "each rank is its own process"
@@ -172,16 +201,24 @@ def test_launch_returns_each_ranks_result_and_cleans_up(capfd: pytest.CaptureFix
 
 @pytest.mark.slow
 def test_launch_ships_a_notebook_function() -> None:
-    scale = notebook_function("""
+    scale = notebook_function(
+        """
         def scale(t):
             return t * (dist.get_rank() + FACTOR)
-    """, "scale", {"dist": dist, "FACTOR": 10})
-    gathered = notebook_function("""
+    """,
+        "scale",
+        {"dist": dist, "FACTOR": 10},
+    )
+    gathered = notebook_function(
+        """
         def gathered(n):
             out = [torch.zeros(n) for _ in range(dist.get_world_size())]
             dist.all_gather(out, scale(torch.ones(n)))
             return torch.stack(out)
-    """, "gathered", {"dist": dist, "torch": torch, "scale": scale})
+    """,
+        "gathered",
+        {"dist": dist, "torch": torch, "scale": scale},
+    )
     results = launch(gathered, 2, 3, timeout=120)
     expected = torch.tensor([[10.0] * 3, [11.0] * 3])
     for r in results:
@@ -269,7 +306,7 @@ def test_torchrun_failure_carries_the_cell_traceback() -> None:
     with pytest.raises(RankFailedError) as info:
         run_cell(cell, 2, timeout=120)
     assert info.value.rank == 1
-    assert "ZeroDivisionError" in str(info.value) and '<%%torchrun cell>, line 4' in str(info.value)
+    assert "ZeroDivisionError" in str(info.value) and "<%%torchrun cell>, line 4" in str(info.value)
     assert leftovers(os.getpid()) == []
 
 
@@ -316,8 +353,13 @@ def test_zygote_exits_with_its_client_and_takes_no_rank_along(tmp_path: Path) ->
         "launch(rank_report, 2, torch.ones(1), timeout=120)\n"
         "print(zygote_pid(), flush=True)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=180)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=180
+    )
     assert done.returncode == 0, done.stderr
     zygote = int(done.stdout.strip().splitlines()[-1])
     deadline = time.monotonic() + 10

@@ -12,8 +12,18 @@ from labutils.launch.specs import CellSpec, FunctionSpec, read_spec
 
 
 def test_a_function_spec_reads_back_with_its_target(tmp_path: Path) -> None:
-    spec = FunctionSpec(Target("tmp_mod", "outer.fn", str(tmp_path / "tmp_mod.py")), "args.pt", "results", "errors",
-                        "127.0.0.1", 29500, "gloo", 2, 60.0, ["/notebook"])
+    spec = FunctionSpec(
+        Target("tmp_mod", "outer.fn", str(tmp_path / "tmp_mod.py")),
+        "args.pt",
+        "results",
+        "errors",
+        "127.0.0.1",
+        29500,
+        "gloo",
+        2,
+        60.0,
+        ["/notebook"],
+    )
     back = read_spec(spec.write(tmp_path / "spec.json"))
     assert back == spec and isinstance(back, FunctionSpec) and isinstance(back.target, Target)
 

@@ -13,8 +13,10 @@ from labs.scaffold import lesson_notebook
 from tests.conftest import FIXTURES
 
 LESSON = FIXTURES / "course" / "fx_basic" / "1_passes.ipynb"
-GOOD_CHECK = ("shape = tuple(x.t().shape)\n"
-              "exercises.check('the shape of x.t()', prediction, shape, why='t() swaps the two dims')")
+GOOD_CHECK = (
+    "shape = tuple(x.t().shape)\n"
+    "exercises.check('the shape of x.t()', prediction, shape, why='t() swaps the two dims')"
+)
 
 
 def _lesson(tmp_path: Path, check_source: str, hidden: bool = True) -> tuple[Path, NotebookNode, int]:
@@ -39,8 +41,10 @@ def _messages(path: Path, nb: NotebookNode) -> list[str]:
 def test_a_compliant_lesson_passes(tmp_path: Path):
     path, nb, _ = _lesson(tmp_path, GOOD_CHECK)
     assert _messages(path, nb) == []
-    computed = ("shares = x.t().data_ptr() == x.data_ptr()\n"
-                "exercises.check('view', prediction, shares, why='t() swaps strides over one storage of float32')")
+    computed = (
+        "shares = x.t().data_ptr() == x.data_ptr()\n"
+        "exercises.check('view', prediction, shares, why='t() swaps strides over one storage of float32')"
+    )
     path, nb, _ = _lesson(tmp_path, computed)
     assert _messages(path, nb) == []  # a name bound to a computation, digits inside a name: fine
 
@@ -54,34 +58,24 @@ def test_the_committed_fixture_and_the_scaffold_follow_the_rule(tmp_path: Path):
     visible.cells[index].source = "exercises.check('q', prediction, x.sum().item(), why='0 + 1 + ... + 5')"
     del visible.cells[index].metadata["jupyter"]
     assert _messages(LESSON, visible) == [
-        f"{LESSON}:{index}: self-check cell {index} must be collapsed: cell metadata \"jupyter\": {{\"source_hidden\": true}}",
-        f"{LESSON}:{index}: self-check cell {index}: why= gives the answer away (the number '0'): explain the mechanism"]
+        f'{LESSON}:{index}: self-check cell {index} must be collapsed: cell metadata "jupyter": {{"source_hidden": true}}',
+        f"{LESSON}:{index}: self-check cell {index}: why= gives the answer away (the number '0'): explain the mechanism",
+    ]
 
 
 def test_each_give_away_is_one_line_naming_notebook_and_cell(tmp_path: Path):
     cases = {
-        "exercises.check('q', prediction, 3, why='it adds')":
-            "the expected answer '3' is a literal: compute it by the cell's experiment",
-        "exercises.check('q', prediction, (2, 3), why='it adds')":
-            "the expected answer '(2, 3)' is a literal",
-        "answer = -1\nexercises.check('q', prediction, answer, why='it adds')":
-            "the expected answer 'answer' is bound to a literal in the cell",
-        "raised = False\nexercises.check('q', prediction, raised, why='it adds')":
-            "the expected answer 'raised' is bound to a literal in the cell",
-        "exercises.check('q', prediction, x.sum().item(), why='0 + 1 + 2 = 3')":
-            "why= gives the answer away (the number '0')",
-        "exercises.check('q', prediction, x.is_contiguous(), why='a transpose is not: False')":
-            "why= gives the answer away ('False')",
-        "exercises.check('q', prediction, x.is_contiguous(), why='No, the strides are swapped')":
-            "why= gives the answer away ('No')",
-        "exercises.check('q', prediction, x.shape, why=f'the shape is {x.shape}')":
-            "why= interpolates a value (an f-string)",
-        "exercises.check('q', prediction, x.shape, why='shape (batch, 16, 3)')":
-            "why= gives the answer away (the number '16')",
-        "exercises.check_function('sq', square, [((2,), 4)], why='n times n')":
-            "a check_function case's expected result is a literal",
-        "print(prediction)":
-            "calls no exercises.check or exercises.check_function",
+        "exercises.check('q', prediction, 3, why='it adds')": "the expected answer '3' is a literal: compute it by the cell's experiment",
+        "exercises.check('q', prediction, (2, 3), why='it adds')": "the expected answer '(2, 3)' is a literal",
+        "answer = -1\nexercises.check('q', prediction, answer, why='it adds')": "the expected answer 'answer' is bound to a literal in the cell",
+        "raised = False\nexercises.check('q', prediction, raised, why='it adds')": "the expected answer 'raised' is bound to a literal in the cell",
+        "exercises.check('q', prediction, x.sum().item(), why='0 + 1 + 2 = 3')": "why= gives the answer away (the number '0')",
+        "exercises.check('q', prediction, x.is_contiguous(), why='a transpose is not: False')": "why= gives the answer away ('False')",
+        "exercises.check('q', prediction, x.is_contiguous(), why='No, the strides are swapped')": "why= gives the answer away ('No')",
+        "exercises.check('q', prediction, x.shape, why=f'the shape is {x.shape}')": "why= interpolates a value (an f-string)",
+        "exercises.check('q', prediction, x.shape, why='shape (batch, 16, 3)')": "why= gives the answer away (the number '16')",
+        "exercises.check_function('sq', square, [((2,), 4)], why='n times n')": "a check_function case's expected result is a literal",
+        "print(prediction)": "calls no exercises.check or exercises.check_function",
     }
     for source, expected in cases.items():
         path, nb, index = _lesson(tmp_path, source)
@@ -94,8 +88,10 @@ def test_each_give_away_is_one_line_naming_notebook_and_cell(tmp_path: Path):
 
 def test_a_visible_self_check_is_flagged(tmp_path: Path):
     path, nb, index = _lesson(tmp_path, GOOD_CHECK, hidden=False)
-    assert _messages(path, nb) == [f"{path}:{index}: self-check cell {index} must be collapsed: cell metadata "
-                                   "\"jupyter\": {\"source_hidden\": true}"]
+    assert _messages(path, nb) == [
+        f"{path}:{index}: self-check cell {index} must be collapsed: cell metadata "
+        '"jupyter": {"source_hidden": true}'
+    ]
 
 
 def test_fix_keeps_a_collapsed_cell_collapsed(tmp_path: Path):

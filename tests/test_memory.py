@@ -53,7 +53,8 @@ def saved_activation_bytes(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -
 def assert_within(measured: int, expected: int, what: str, rel: float = 0.05) -> None:
     assert expected > 0
     assert abs(measured - expected) <= rel * expected, (
-        f"{what}: measured {measured} bytes, expected {expected} (within {rel:.0%})")
+        f"{what}: measured {measured} bytes, expected {expected} (within {rel:.0%})"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -110,15 +111,18 @@ def test_warmup_step_makes_state_exist_from_the_start() -> None:
     model = make_mlp()
     x, y = make_batch()
     timeline = memory.track_step(model, torch.optim.Adam(model.parameters()), x, y, warmup_steps=1)
-    assert_within(timeline.samples[0].by_category["optimizer state"], 2 * param_bytes(model), "state at start")
+    assert_within(
+        timeline.samples[0].by_category["optimizer state"], 2 * param_bytes(model), "state at start"
+    )
 
 
 def test_checkpointing_lowers_activations_and_keeps_gradients() -> None:
     x, y = make_batch()
     plain, ckpt = make_mlp(layers=8), make_mlp(layers=8)
     t_plain = memory.track_step(plain, torch.optim.SGD(plain.parameters(), lr=0.0), x, y)
-    t_ckpt = memory.track_step(ckpt, torch.optim.SGD(ckpt.parameters(), lr=0.0), x, y,
-                               forward=memory.checkpointed(4))
+    t_ckpt = memory.track_step(
+        ckpt, torch.optim.SGD(ckpt.parameters(), lr=0.0), x, y, forward=memory.checkpointed(4)
+    )
     assert t_ckpt.peak("activations") < 0.8 * t_plain.peak("activations")
     recomputed = [s for s in t_ckpt.in_phase("backward") if s.module.endswith("(recompute)")]
     assert recomputed, "checkpointed segments are recomputed during backward"
@@ -199,7 +203,8 @@ def test_no_profiler_memory_timeline_and_no_javascript() -> None:
     source = "".join(p.read_text() for p in sorted(root.glob("*.py")))
     assert "MemoryTracker" in source
     assert "export_memory_timeline" not in source and "torch.profiler" not in source.replace(
-        "It does not use ``torch.profiler``", "")
+        "It does not use ``torch.profiler``", ""
+    )
     assert "<script" not in source
 
 
@@ -208,8 +213,9 @@ def test_cuda_reports_the_allocator(tmp_path: Path) -> None:
     model = make_mlp().cuda()
     x, y = (t.cuda() for t in make_batch())
     snapshot = tmp_path / "step.pickle"
-    timeline = memory.track_step(model, torch.optim.Adam(model.parameters()), x, y,
-                                 cuda_snapshot=str(snapshot))
+    timeline = memory.track_step(
+        model, torch.optim.Adam(model.parameters()), x, y, cuda_snapshot=str(snapshot)
+    )
     assert timeline.cuda_stats is not None
     assert timeline.cuda_stats["max_memory_allocated"] >= timeline.peak()
     assert all(s.cuda_allocated is not None for s in timeline.samples)

@@ -19,11 +19,16 @@ def test_a_new_instructor_goes_from_nothing_to_a_graded_class_csv(tmp_path: Path
     lines = [line for line in walkthrough.text.splitlines() if line.strip()]
     assert lines[0].startswith("labs new chapter") and lines[-1].startswith("labs export")
     for line in lines:
-        proc = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=labs_env(), capture_output=True, text=True,
-                              timeout=900)
+        proc = subprocess.run(
+            ["bash", "-c", line], cwd=tmp_path, env=labs_env(), capture_output=True, text=True, timeout=900
+        )
         assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-        if line.startswith("labs check"):  # the scaffold passes its own self-check: 3 wrong solutions per exercise lose
-            assert "1/1 chapters pass the self-check" in proc.stdout and proc.stdout.count("loses") == 6, proc.stdout
+        if line.startswith(
+            "labs check"
+        ):  # the scaffold passes its own self-check: 3 wrong solutions per exercise lose
+            assert "1/1 chapters pass the self-check" in proc.stdout and proc.stdout.count("loses") == 6, (
+                proc.stdout
+            )
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "build" / "grades.csv").open())}
     assert set(rows) == {"ada", "ben"}
     assert (float(rows["ada"]["score"]), float(rows["ben"]["score"])) == (0.0, 10.0)

@@ -53,7 +53,12 @@ def _run(root: Path, course: Path, chapter: str, grades: list[NotebookGrade], ur
 @pytest.fixture(scope="module")
 def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("grading")
-    _run(root, course, FIRST, [_grade("ada", FIRST, 2.0), _grade("ben", FIRST, 0.0, "hidden check 'scale' failed")])
+    _run(
+        root,
+        course,
+        FIRST,
+        [_grade("ada", FIRST, 2.0), _grade("ben", FIRST, 0.0, "hidden check 'scale' failed")],
+    )
     _run(root, course, SECOND, [_grade("ada", SECOND, 0.0, "visible tests failed: NotImplementedError")])
     return root
 
@@ -61,7 +66,9 @@ def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _gradescope(root: Path, out: Path) -> dict[tuple[str, str], dict]:
     proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(out))
     assert proc.returncode == 0, proc.stderr
-    return {(p.parent.parent.name, p.parent.name): json.loads(p.read_text()) for p in out.glob("*/*/results.json")}
+    return {
+        (p.parent.parent.name, p.parent.name): json.loads(p.read_text()) for p in out.glob("*/*/results.json")
+    }
 
 
 def _csv(root: Path, out: Path) -> dict[tuple[str, str], dict]:
@@ -80,7 +87,9 @@ def test_two_runs_of_two_chapters_both_reach_gradescope(graded: Path, tmp_path: 
     assert set(_csv(graded, tmp_path / "grades.csv")) == set(shown)
 
 
-def test_a_manual_score_reaches_csv_gradescope_and_feedback(graded: Path, course: Path, tmp_path: Path) -> None:
+def test_a_manual_score_reaches_csv_gradescope_and_feedback(
+    graded: Path, course: Path, tmp_path: Path
+) -> None:
     from graders.nbgrader.nbgrader_course import open_gradebook
 
     url = f"sqlite:///{graded / 'gradebook.db'}"
@@ -92,10 +101,14 @@ def test_a_manual_score_reaches_csv_gradescope_and_feedback(graded: Path, course
     assert ben["score"] == 4.5
     manual = "score set by the instructor; the automatic checks: hidden check 'scale' failed"
     assert {t["name"]: t["output"] for t in ben["tests"]}["test_scale"] == manual
-    proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(graded), "--student", "ben")
+    proc = labs(
+        "feedback", "--course", str(course), "--chapter", FIRST, "--root", str(graded), "--student", "ben"
+    )
     assert proc.returncode == 0, proc.stderr
     page = (graded / "feedback" / "ben" / FIRST / "lab_basic.html").read_text()
-    assert "4.5" in page and "/2 points" not in page and "0/2" not in page  # nbgrader's score, none of our own
+    assert (
+        "4.5" in page and "/2 points" not in page and "0/2" not in page
+    )  # nbgrader's score, none of our own
     assert manual.replace("'", "&#x27;") in page or manual.replace("'", "&#39;") in page or manual in page
 
 
@@ -114,29 +127,43 @@ def test_a_regrade_with_a_new_automatic_score_clears_a_stale_manual_one(course: 
     assert not same.flags and float(_csv(root, tmp_path / "a.csv")[("cy", FIRST)]["score"]) == 4.0
     fixed = _grade("cy", FIRST, 2.0)
     _run(root, course, FIRST, [fixed])  # new work: the manual score was for the old one
-    assert fixed.flags == ["manual score 1 of test_scale cleared: the automatic score changed (0 -> 2), "
-                           "set it again if it still holds"]
+    assert fixed.flags == [
+        "manual score 1 of test_scale cleared: the automatic score changed (0 -> 2), "
+        "set it again if it still holds"
+    ]
     assert float(_csv(root, tmp_path / "b.csv")[("cy", FIRST)]["score"]) == 5.0
     proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root))
     assert proc.returncode == 0, proc.stderr
-    assert "score set by the instructor" not in (root / "feedback" / "cy" / FIRST / "lab_basic.html").read_text()
+    assert (
+        "score set by the instructor" not in (root / "feedback" / "cy" / FIRST / "lab_basic.html").read_text()
+    )
 
 
 def test_the_class_salt_is_made_once_and_kept(tmp_path: Path) -> None:
     folder = salts.salts_folder(tmp_path)
     first = salts.chapter_salt(folder, FIRST)
     assert salts.chapter_salt(folder, FIRST) == first != salts.chapter_salt(folder, SECOND)
-    assert oct((folder / FIRST).stat().st_mode & 0o777) == "0o600" and oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert (
+        oct((folder / FIRST).stat().st_mode & 0o777) == "0o600"
+        and oct(folder.stat().st_mode & 0o777) == "0o700"
+    )
     old, new = salts.rotate(folder, FIRST)
     assert old == first and new != first and salts.chapter_salt(folder, FIRST) == new
-    assert f"{FIRST} {salts.fingerprint(first)} -> {salts.fingerprint(new)}" in (folder / "rotations.log").read_text()
+    assert (
+        f"{FIRST} {salts.fingerprint(first)} -> {salts.fingerprint(new)}"
+        in (folder / "rotations.log").read_text()
+    )
     with pytest.raises(ValueError, match="not a chapter name"):
         salts.chapter_salt(folder, "../x")
 
 
 def test_labs_salt_shows_and_rotates(tmp_path: Path) -> None:
     missing = labs("salt", FIRST, "--root", str(tmp_path))  # before the chapter's first grading: nothing made
-    assert missing.returncode == 2 and "no salt for fx_basic yet" in missing.stderr and not (tmp_path / "salts" / FIRST).exists()
+    assert (
+        missing.returncode == 2
+        and "no salt for fx_basic yet" in missing.stderr
+        and not (tmp_path / "salts" / FIRST).exists()
+    )
     salts.chapter_salt(salts.salts_folder(tmp_path), FIRST)  # what the first labs grade does
     shown = labs("salt", FIRST, "--root", str(tmp_path))
     assert shown.returncode == 0 and FIRST in shown.stdout, shown.stderr
@@ -155,22 +182,39 @@ def test_a_name_unfit_for_a_folder_is_refused_and_the_rest_exported(course: Path
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"grader error: Gradescope export of ../../etc/{FIRST}/lab_basic failed" in proc.stderr
     assert json.loads((tmp_path / "gs" / "ada" / FIRST / "results.json").read_text())["score"] == 5.0
-    assert sorted(p.name for p in (tmp_path / "gs").iterdir()) == ["ada"] and not (tmp_path.parent / "etc").exists()
+    assert (
+        sorted(p.name for p in (tmp_path / "gs").iterdir()) == ["ada"]
+        and not (tmp_path.parent / "etc").exists()
+    )
 
 
-def test_a_class_graded_in_shards_gets_every_feedback_and_export_from_one_command(course: Path, tmp_path: Path) -> None:
+def test_a_class_graded_in_shards_gets_every_feedback_and_export_from_one_command(
+    course: Path, tmp_path: Path
+) -> None:
     root = tmp_path / "grading"
-    url = f"sqlite:///{tmp_path / 'shared.db'}"  # the one gradebook the shards share (PostgreSQL on a cluster)
+    url = (
+        f"sqlite:///{tmp_path / 'shared.db'}"  # the one gradebook the shards share (PostgreSQL on a cluster)
+    )
     for shard, student in (("shard-1", "ada"), ("shard-2", "ben")):
         (root / shard).mkdir(parents=True)
         _run(root / shard, course, FIRST, [_grade(student, FIRST, 0.0, f"why {student}")], url)
     proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root), "--db", url)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    pages = {p.parent.parent.name: p.read_text() for p in (root / "feedback").glob(f"*/{FIRST}/lab_basic.html")}
+    pages = {
+        p.parent.parent.name: p.read_text() for p in (root / "feedback").glob(f"*/{FIRST}/lab_basic.html")
+    }
     assert set(pages) == {"ada", "ben"} and "why ben" in pages["ben"] and "why ada" not in pages["ben"]
     out = tmp_path / "gs"
-    assert labs("export", "--format", "gradescope", "--root", str(root), "--db", url, "--out", str(out)).returncode == 0
-    whys = {p.parent.parent.name: json.loads(p.read_text())["tests"][0]["output"] for p in out.glob("*/*/results.json")}
+    assert (
+        labs(
+            "export", "--format", "gradescope", "--root", str(root), "--db", url, "--out", str(out)
+        ).returncode
+        == 0
+    )
+    whys = {
+        p.parent.parent.name: json.loads(p.read_text())["tests"][0]["output"]
+        for p in out.glob("*/*/results.json")
+    }
     assert whys == {"ada": "why ada", "ben": "why ben"}
 
 
@@ -198,8 +242,19 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
     _submit(alone, "ben", SHIFTED)
 
     def grade(subs: Path) -> dict:
-        proc = labs("grade", str(subs), "--course", str(COURSE), "--chapter", FIRST, "--root", str(root),
-                    "--jobs", "2", timeout=900)
+        proc = labs(
+            "grade",
+            str(subs),
+            "--course",
+            str(COURSE),
+            "--chapter",
+            FIRST,
+            "--root",
+            str(root),
+            "--jobs",
+            "2",
+            timeout=900,
+        )
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         return json.loads((root / "reports" / "results.json").read_text())
 
@@ -217,7 +272,11 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
 
 def test_exporting_before_grading_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
     for kind in ("csv", "gradescope"):
-        proc = labs("export", "--format", kind, "--root", str(tmp_path), "--out", str(tmp_path / f"out-{kind}"))
-        assert proc.returncode == 2 and proc.stderr.startswith(f"error: {tmp_path}: nothing graded yet"), proc.stderr
+        proc = labs(
+            "export", "--format", kind, "--root", str(tmp_path), "--out", str(tmp_path / f"out-{kind}")
+        )
+        assert proc.returncode == 2 and proc.stderr.startswith(f"error: {tmp_path}: nothing graded yet"), (
+            proc.stderr
+        )
         assert len(proc.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == []

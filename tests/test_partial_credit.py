@@ -16,9 +16,9 @@ def test_all_or_nothing_by_default():
 
 
 def test_proportional_and_rounded_down_to_the_step():
-    assert points_for(Verdict(False, 23, 60), 5, 1) == 3.0        # 37/60 of 5 = 3.08
+    assert points_for(Verdict(False, 23, 60), 5, 1) == 3.0  # 37/60 of 5 = 3.08
     assert points_for(Verdict(False, 23, 60), 5, 0.5) == 3.0
-    assert points_for(Verdict(False, 10, 60), 5, 0.5) == 4.0      # 50/60 of 5 = 4.17
+    assert points_for(Verdict(False, 10, 60), 5, 0.5) == 4.0  # 50/60 of 5 = 4.17
     assert points_for(Verdict(False, 60, 60), 5, 1) == 0.0
     for differing in range(1, 100):
         assert points_for(Verdict(False, differing, 100), 6, 0.25) < 6, differing
@@ -48,11 +48,15 @@ def test_first_difference_names_the_case_the_key_path_and_both_values():
 
     want = [{"grads": [torch.zeros(2), torch.tensor([1.0, 2.0, 3.0])]}, {"grads": [1]}]
     got = [{"grads": [torch.zeros(2), torch.tensor([1.0, 2.5, 3.0])]}, {"grads": [1]}]
-    assert first_difference(got, want) == \
-        '[0]["grads"][1]: expected tensor(3, float32, [1] = 2.0), got tensor(3, float32, [1] = 2.5)'
+    assert (
+        first_difference(got, want)
+        == '[0]["grads"][1]: expected tensor(3, float32, [1] = 2.0), got tensor(3, float32, [1] = 2.5)'
+    )
     assert first_difference(want, want) is None
-    assert first_difference(torch.zeros(2, 3), torch.zeros(3, 2)) == \
-        "expected tensor(3x2, float32), got tensor(2x3, float32)"
+    assert (
+        first_difference(torch.zeros(2, 3), torch.zeros(3, 2))
+        == "expected tensor(3x2, float32), got tensor(2x3, float32)"
+    )
     assert first_difference([1], [1, 2]) == "expected 2 items, got 1"
     assert first_difference({"a": 1}, {"b": 1}) == "expected keys ['b'], got ['a']"
     assert first_difference("x" * 200, 1.0).startswith("expected float 1.0, got str 'xxx")
@@ -77,12 +81,24 @@ def test_the_first_difference_reaches_the_instructor_report_not_the_student():
     from graders.nbgrader.reports import gradescope_results
 
     probe_of = Probe("test_x", lambda ns, draw: None)
-    lab = Lab("ch", "lab_x", nbformat.v4.new_notebook(), "", "lab_x.py", {"test_x": probe_of},
-              [TestCell("test_x", 2.0, "", "")])
+    lab = Lab(
+        "ch",
+        "lab_x",
+        nbformat.v4.new_notebook(),
+        "",
+        "lab_x.py",
+        {"test_x": probe_of},
+        [TestCell("test_x", 2.0, "", "")],
+    )
     reference = JobResult({}, {"test_x": ProbeRecord([1, {"k": 4}])})
-    outcome = JobOutcome("ok", result=JobResult({"test_x": CellRun(True)}, {"test_x": ProbeRecord([1, {"k": 5}])}))
+    outcome = JobOutcome(
+        "ok", result=JobResult({"test_x": CellRun(True)}, {"test_x": ProbeRecord([1, {"k": 5}])})
+    )
     [cell] = score(lab, Restored([]), outcome, reference)
-    assert cell.detail == '1 of 2 cases differ from the reference; first difference: case 1 → ["k"]: expected 4, got 5'
+    assert (
+        cell.detail
+        == '1 of 2 cases differ from the reference; first difference: case 1 → ["k"]: expected 4, got 5'
+    )
     assert cell.visible_ok and cell.why == "hidden check '<lambda>' failed"  # fixed text: no count, no values
     shown = gradescope_results(NotebookGrade("ada", "ch", "lab_x", "graded", cells=[cell]))
     assert "expected" not in str(shown)

@@ -64,7 +64,9 @@ def test_onnx_parity_inputs_separate_all_rows_from_the_example_batch(onnx_parity
         model, batches = seen[0]
         agree = [(x[:, 0] <= 0).float() for x in batches]
         overall = float(torch.cat(agree).mean())
-        assert abs(overall - float(agree[0].mean())) >= 0.01, f"salt {salt}: all rows agree as often as the first batch"
+        assert abs(overall - float(agree[0].mean())) >= 0.01, (
+            f"salt {salt}: all rows agree as often as the first batch"
+        )
         with torch.no_grad():
             gaps = [_largest_change_once_exported(model.net(x), x) for x in batches]
         largest = max(range(len(batches)), key=lambda i: float(batches[i].abs().max()))
@@ -104,9 +106,12 @@ ALWAYS_CAUGHT = [
 SALTS = 300
 
 
-@pytest.mark.parametrize(("path", "grade_id", "wrong", "fixed"), ALWAYS_CAUGHT, ids=[w for _, _, w, _ in ALWAYS_CAUGHT])
-def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str, wrong: str, fixed: int,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("path", "grade_id", "wrong", "fixed"), ALWAYS_CAUGHT, ids=[w for _, _, w, _ in ALWAYS_CAUGHT]
+)
+def test_fixed_cases_catch_the_mistake_for_every_salt(
+    path: Path, grade_id: str, wrong: str, fixed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Wrong solutions that pass the visible tests and were caught only by most draws: the probe's last
     ``fixed`` cases, there for them, must tell them from the source on every salt (each matched the
     answer in about one grading run in 10^4 to 10^7 before).
@@ -128,7 +133,9 @@ def test_fixed_cases_catch_the_mistake_for_every_salt(path: Path, grade_id: str,
     for salt in range(SALTS):
         want, got = run_probe(probe, right, salt), run_probe(probe, mistake, salt)
         assert "value" in want, f"salt {salt}: the probe failed on the source: {want}"
-        tail = [{"value": result["value"][-fixed:]} if "value" in result else result for result in (got, want)]
+        tail = [
+            {"value": result["value"][-fixed:]} if "value" in result else result for result in (got, want)
+        ]
         if compare_wire(*tail, probe.rtol, probe.atol).ok:
             matched.append(salt)
     assert not matched, f"{wrong} matches the source's last {fixed} case(s) for salts {matched[:10]}"

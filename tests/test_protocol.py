@@ -22,9 +22,18 @@ from graders.boundary.protocol import (
     status_named,
 )
 
-HONEST = {"kind": "done", "status": "ok", "seconds": 1.5, "cpu_seconds": 2, "max_rss_mb": 300,
-          "output_tail": "out", "isolation": ["uid 64000"], "cells": {"t": {"ok": True, "error": ""}},
-          "exit_code": 0, "output_bytes": 3}
+HONEST = {
+    "kind": "done",
+    "status": "ok",
+    "seconds": 1.5,
+    "cpu_seconds": 2,
+    "max_rss_mb": 300,
+    "output_tail": "out",
+    "isolation": ["uid 64000"],
+    "cells": {"t": {"ok": True, "error": ""}},
+    "exit_code": 0,
+    "output_bytes": 3,
+}
 
 
 def test_a_status_is_the_string_reports_and_gradebooks_hold() -> None:
@@ -42,8 +51,15 @@ def test_each_status_explains_itself_in_its_own_words() -> None:
 
 
 def test_the_grader_sends_frames_the_supervisor_reads_back() -> None:
-    spec = JobSpec([Cell("cell0", "x = 1"), Cell("t", "assert x", graded=True)], Limits(wall_seconds=5.0), 64001,
-                   False, {"PATH": "/usr/bin"}, 7, ["/tmp/venv"])
+    spec = JobSpec(
+        [Cell("cell0", "x = 1"), Cell("t", "assert x", graded=True)],
+        Limits(wall_seconds=5.0),
+        64001,
+        False,
+        {"PATH": "/usr/bin"},
+        7,
+        ["/tmp/venv"],
+    )
     assert JobSpec.from_frame(spec.to_frame()) == spec
     probes = ProbeRequest("@probe('t')\ndef t(ns, draw): ...", "lab.py", 2**61, True, ["t"])
     assert ProbeRequest.from_frame(probes.to_frame()) == probes
@@ -79,8 +95,15 @@ def test_a_header_with_a_forged_field_is_a_bad_result(change: dict[str, Any]) ->
 
 
 def test_what_a_header_carries_is_cut_to_what_the_grader_keeps() -> None:
-    done = DoneHeader.from_message({**HONEST, "output_tail": "x" * 10_000, "isolation": ["n" * 1000, 5, None],
-                                    "exit_code": "0", "output_bytes": 2.5})
+    done = DoneHeader.from_message(
+        {
+            **HONEST,
+            "output_tail": "x" * 10_000,
+            "isolation": ["n" * 1000, 5, None],
+            "exit_code": "0",
+            "output_bytes": 2.5,
+        }
+    )
     assert done is not None
     assert len(done.output_tail) == 4096 and done.isolation == ["n" * 300]
     assert (done.exit_code, done.output_bytes) == (0, 0)

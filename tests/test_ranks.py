@@ -20,8 +20,10 @@ def test_state_bytes_counts_parameters_gradients_and_optimizer_state() -> None:
 
 
 def test_bars_one_per_setup_and_rank_in_category_order() -> None:
-    per_setup = {"DDP": [{"optimizer": 2048, "parameters": 1024, "gradients": 1024}] * 2,
-                 "FSDP": [{"parameters": 512, "gradients": 512, "optimizer": 1024}] * 2}
+    per_setup = {
+        "DDP": [{"optimizer": 2048, "parameters": 1024, "gradients": 1024}] * 2,
+        "FSDP": [{"parameters": 512, "gradients": 512, "optimizer": 1024}] * 2,
+    }
     got = ranks.bars(per_setup)
     assert [b.label for b in got] == ["DDP\nrank 0", "DDP\nrank 1", "FSDP\nrank 0", "FSDP\nrank 1"]
     assert [name for name, _ in got[0].segments] == list(ranks.CATEGORIES)

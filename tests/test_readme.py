@@ -46,7 +46,9 @@ def test_each_chapters_hours_are_what_its_notebooks_add_up_to():
     off = {c: (stated[c], round(estimated[c], 1)) for c in chapters if abs(stated[c] - estimated[c]) > 0.5}
     assert off == {}, f"README hours (stated, estimated now): {off}"
     said = " ".join(README.split())
-    assert (f"{WORDS_A_MINUTE} words of markdown a minute, {PER_CELL} minutes per lesson code cell, "
-            f"{PER_EXERCISE} per lesson exercise, {PER_LAB_EXERCISE} per lab exercise") in said
+    assert (
+        f"{WORDS_A_MINUTE} words of markdown a minute, {PER_CELL} minutes per lesson code cell, "
+        f"{PER_EXERCISE} per lesson exercise, {PER_LAB_EXERCISE} per lab exercise"
+    ) in said
     total = int(re.search(r"About (\d+) hours in all", README).group(1))
     assert abs(total - sum(estimated.values())) <= 1.5

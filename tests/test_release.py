@@ -18,8 +18,15 @@ pytestmark = pytest.mark.slow
 
 
 def _release(tmp_path: Path) -> subprocess.CompletedProcess:
-    return labs("release", "--course", str(FIXTURES / "course"), "--build", str(tmp_path / "nb"),
-                "--workspace", str(tmp_path / "student"))
+    return labs(
+        "release",
+        "--course",
+        str(FIXTURES / "course"),
+        "--build",
+        str(tmp_path / "nb"),
+        "--workspace",
+        str(tmp_path / "student"),
+    )
 
 
 def test_release_strips_solutions_and_keeps_student_edits(tmp_path: Path):
@@ -55,10 +62,27 @@ def _get(url: str) -> int | None:
 def test_make_lab_serves_jupyterlab_with_token(tmp_path: Path):
     port, token = _free_port(), "t0ken-for-test"
     server = subprocess.Popen(
-        [str(BIN / "labs"), "lab", "--port", str(port), "--token", token, "--no-browser",
-         "--workspace", str(tmp_path / "student"), "--course", str(FIXTURES / "course"),
-         "--build", str(tmp_path / "nb")],
-        cwd=ROOT, env=labs_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            str(BIN / "labs"),
+            "lab",
+            "--port",
+            str(port),
+            "--token",
+            token,
+            "--no-browser",
+            "--workspace",
+            str(tmp_path / "student"),
+            "--course",
+            str(FIXTURES / "course"),
+            "--build",
+            str(tmp_path / "nb"),
+        ],
+        cwd=ROOT,
+        env=labs_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         status = None

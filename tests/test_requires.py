@@ -9,27 +9,48 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-NEEDS_POSTGRES = '''
+NEEDS_POSTGRES = """
 from tests.requires import unavailable
 
 
 def test_needs_a_server():
     unavailable("postgres", "no PostgreSQL server here")
-'''
+"""
 
 
 def _pytest(tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
     test = tmp_path / "test_needs.py"
     test.write_text(NEEDS_POSTGRES, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest", "-q", "-rs", "-p", "no:cacheprovider",
-                           "--rootdir", str(tmp_path), *options, str(test)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.conftest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            *options,
+            str(test),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_missing_piece_skips_saying_why(tmp_path: Path) -> None:
     run = _pytest(tmp_path)
-    assert run.returncode == 0 and "1 skipped" in run.stdout and "no PostgreSQL server here" in run.stdout, run.stdout
+    assert run.returncode == 0 and "1 skipped" in run.stdout and "no PostgreSQL server here" in run.stdout, (
+        run.stdout
+    )
 
 
 def test_a_required_missing_piece_fails(tmp_path: Path) -> None:

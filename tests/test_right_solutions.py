@@ -20,5 +20,9 @@ BESIDE_THE_REFERENCE = 2
 def test_each_exercise_has_two_right_solutions_beside_its_reference(lab: Path) -> None:
     folder = ROOT / "tests" / "right_solutions" / lab.parent.name
     graded = [name for name, tests in exercise_tests(nbformat.read(lab, as_version=4)).items() if tests]
-    short = {name: n for name in graded if (n := len(list(folder.glob(f"{name}__*.py")))) < BESIDE_THE_REFERENCE}
-    assert graded and not short, f"{lab.name}: exercises with fewer than {BESIDE_THE_REFERENCE} right solutions: {short}"
+    short = {
+        name: n for name in graded if (n := len(list(folder.glob(f"{name}__*.py")))) < BESIDE_THE_REFERENCE
+    }
+    assert graded and not short, (
+        f"{lab.name}: exercises with fewer than {BESIDE_THE_REFERENCE} right solutions: {short}"
+    )

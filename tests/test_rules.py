@@ -43,49 +43,63 @@ def as_strided_transpose(t: torch.Tensor, dim0: int, dim1: int) -> torch.Tensor:
 _bound_swapaxes = T.Tensor.swapaxes  # bound before anything could swap the attribute
 
 
-@pytest.mark.parametrize(("spelling", "op"), [
-    (lambda t: t.transpose(0, 1), "aten.transpose.int"),
-    (lambda t: torch.transpose(t, 0, 1), "aten.transpose.int"),
-    (lambda t: torch.Tensor.transpose(t, 0, 1), "aten.transpose.int"),
-    (lambda t: torch.ops.aten.transpose.int(t, 0, 1), "aten.transpose.int"),
-    (lambda t: getattr(torch.ops.aten, "trans" + "pose").int(t, 0, 1), "aten.transpose.int"),
-    (lambda t: t.mT, "aten.transpose.int"),
-    (lambda t: t.mH, "aten.transpose.int"),
-    (lambda t: t.adjoint(), "aten.transpose.int"),
-    (lambda t: T.swapaxes(t, 0, 1), "aten.transpose.int"),
-    (lambda t: t.swapdims(0, 1), "aten.transpose.int"),
-    (lambda t: _bound_swapaxes(t, 0, 1), "aten.transpose.int"),
-    (lambda t: t.permute(1, 0, 2), "aten.permute.default"),
-    (lambda t: t.movedim(0, 1), "aten.permute.default"),
-    (lambda t: torch.moveaxis(t, 0, 1), "aten.permute.default"),
-    (lambda t: t[0].T, "aten.permute.default"),
-    (lambda t: t[0].t(), "aten.t.default"),
-    (lambda t: next(map(torch.Tensor.transpose, [t], [0], [1])), "aten.transpose.int"),  # called from C
-    (lambda t: torch.vmap(lambda m: m.t())(t), "aten.transpose.int"),
-    (lambda t: torch.compile(lambda a: a.transpose(0, 1), backend="eager")(t), "aten.transpose.int"),
-])
+@pytest.mark.parametrize(
+    ("spelling", "op"),
+    [
+        (lambda t: t.transpose(0, 1), "aten.transpose.int"),
+        (lambda t: torch.transpose(t, 0, 1), "aten.transpose.int"),
+        (lambda t: torch.Tensor.transpose(t, 0, 1), "aten.transpose.int"),
+        (lambda t: torch.ops.aten.transpose.int(t, 0, 1), "aten.transpose.int"),
+        (lambda t: getattr(torch.ops.aten, "trans" + "pose").int(t, 0, 1), "aten.transpose.int"),
+        (lambda t: t.mT, "aten.transpose.int"),
+        (lambda t: t.mH, "aten.transpose.int"),
+        (lambda t: t.adjoint(), "aten.transpose.int"),
+        (lambda t: T.swapaxes(t, 0, 1), "aten.transpose.int"),
+        (lambda t: t.swapdims(0, 1), "aten.transpose.int"),
+        (lambda t: _bound_swapaxes(t, 0, 1), "aten.transpose.int"),
+        (lambda t: t.permute(1, 0, 2), "aten.permute.default"),
+        (lambda t: t.movedim(0, 1), "aten.permute.default"),
+        (lambda t: torch.moveaxis(t, 0, 1), "aten.permute.default"),
+        (lambda t: t[0].T, "aten.permute.default"),
+        (lambda t: t[0].t(), "aten.t.default"),
+        (lambda t: next(map(torch.Tensor.transpose, [t], [0], [1])), "aten.transpose.int"),  # called from C
+        (lambda t: torch.vmap(lambda m: m.t())(t), "aten.transpose.int"),
+        (lambda t: torch.compile(lambda a: a.transpose(0, 1), backend="eager")(t), "aten.transpose.int"),
+    ],
+)
 def test_every_spelling_of_a_transpose_is_caught(spelling, op: str) -> None:
     assert op in seen_by(spelling, torch.randn(3, 4, 5), aten=TRANSPOSES)
 
 
 def test_as_strided_is_not_a_violation_however_spelled() -> None:
     t = torch.randn(5, 6, 7)[1:, ::2]
-    for fn in (as_strided_transpose, lambda t, a, b: t.as_strided((t.shape[1], t.shape[0], t.shape[2]),
-                                                                   (t.stride(1), t.stride(0), t.stride(2)),
-                                                                   t.storage_offset()),
-               lambda t, a, b: torch.ops.aten.as_strided.default(t, (3, 4), (1, 3), 0)):
+    for fn in (
+        as_strided_transpose,
+        lambda t, a, b: t.as_strided(
+            (t.shape[1], t.shape[0], t.shape[2]), (t.stride(1), t.stride(0), t.stride(2)), t.storage_offset()
+        ),
+        lambda t, a, b: torch.ops.aten.as_strided.default(t, (3, 4), (1, 3), 0),
+    ):
         assert seen_by(fn, t, 0, 1, aten=[*TRANSPOSES, "aten.unfold", "aten.set_"]) == []
 
 
 def test_windows_memory_tricks_and_their_names() -> None:
     x = torch.randn(20)
-    rules = {"aten": ["aten.unfold", "aten.set_"], "calls": {"torch.Tensor.numpy": torch.Tensor.numpy,
-                                                             "torch.from_numpy": torch.from_numpy}}
+    rules = {
+        "aten": ["aten.unfold", "aten.set_"],
+        "calls": {"torch.Tensor.numpy": torch.Tensor.numpy, "torch.from_numpy": torch.from_numpy},
+    }
     assert seen_by(lambda: x.unfold(0, 4, 2), **rules) == ["aten.unfold.default"]
-    assert seen_by(lambda: getattr(type(x).__mro__[1], "un" + "fold")(x, 0, 4, 2), **rules) == ["aten.unfold.default"]
+    assert seen_by(lambda: getattr(type(x).__mro__[1], "un" + "fold")(x, 0, 4, 2), **rules) == [
+        "aten.unfold.default"
+    ]
     assert seen_by(lambda: torch.empty(0).set_(x.untyped_storage(), 0, (5, 4), (2, 1)), **rules) == [
-        "aten.set_.source_Storage_storage_offset"]
-    assert seen_by(lambda: torch.from_numpy(np.asarray(x)), **rules) == ["torch.Tensor.numpy", "torch.from_numpy"]
+        "aten.set_.source_Storage_storage_offset"
+    ]
+    assert seen_by(lambda: torch.from_numpy(np.asarray(x)), **rules) == [
+        "torch.Tensor.numpy",
+        "torch.from_numpy",
+    ]
     assert seen_by(lambda: torch.as_strided(x, (5, 4), (2, 1)), **rules) == []
 
 
@@ -106,26 +120,35 @@ def renamed_copy(fn: types.FunctionType) -> types.FunctionType:
     return types.FunctionType(fn.__code__, fn.__globals__, "innocent", fn.__defaults__, fn.__closure__)
 
 
-@pytest.mark.parametrize("spelling", [
-    lambda s: torch.broadcast_shapes(*s),
-    lambda s: getattr(torch, "broadcast_" + "shapes")(*s),
-    lambda s: torch.functional.broadcast_shapes(*s),
-    lambda s: renamed_copy(torch.functional.broadcast_shapes)(*s),
-    lambda s: functools.partial(torch.broadcast_shapes)(*s),
-    lambda s: list(map(torch.broadcast_shapes, *zip(s, strict=True))),
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        lambda s: torch.broadcast_shapes(*s),
+        lambda s: getattr(torch, "broadcast_" + "shapes")(*s),
+        lambda s: torch.functional.broadcast_shapes(*s),
+        lambda s: renamed_copy(torch.functional.broadcast_shapes)(*s),
+        lambda s: functools.partial(torch.broadcast_shapes)(*s),
+        lambda s: list(map(torch.broadcast_shapes, *zip(s, strict=True))),
+    ],
+)
 def test_broadcast_shapes_is_caught_by_its_code_however_reached(spelling) -> None:
     shapes = [(3, 1), (4,)]
-    assert "torch.broadcast_shapes" in seen_by(spelling, shapes, calls={"torch.broadcast_shapes": torch.broadcast_shapes})
+    assert "torch.broadcast_shapes" in seen_by(
+        spelling, shapes, calls={"torch.broadcast_shapes": torch.broadcast_shapes}
+    )
     assert seen_by(spelling, shapes, modules=["torch", "numpy"]) != []
 
 
 def test_plain_python_rule() -> None:
     rules = {"aten": ["*"], "modules": ["torch", "numpy"]}
     assert seen_by(pure_broadcast, (5, 1, 7), (6, 1), **rules) == []
-    assert seen_by(lambda: np.broadcast_shapes((3, 1), (4,)), **rules) == ["numpy.lib._stride_tricks_impl.broadcast_shapes"]
+    assert seen_by(lambda: np.broadcast_shapes((3, 1), (4,)), **rules) == [
+        "numpy.lib._stride_tricks_impl.broadcast_shapes"
+    ]
     made = seen_by(lambda: torch.broadcast_tensors(torch.empty(3, 1), torch.empty(4)), **rules)
-    assert "aten.empty.memory_format" in made and "torch._VariableFunctionsClass.broadcast_tensors" not in made
+    assert (
+        "aten.empty.memory_format" in made and "torch._VariableFunctionsClass.broadcast_tensors" not in made
+    )
     with pytest.raises(ValueError):
         with forbidden(**rules):
             pure_broadcast((3, 2), (3,))
@@ -138,7 +161,9 @@ class Subsampler(DistributedSampler):
 
 def test_a_class_forbids_each_of_its_methods_also_through_a_subclass() -> None:
     rules = {"calls": {"DistributedSampler": DistributedSampler}}
-    assert seen_by(lambda: list(DistributedSampler(range(8), num_replicas=2, rank=1)), **rules) == ["DistributedSampler"]
+    assert seen_by(lambda: list(DistributedSampler(range(8), num_replicas=2, rank=1)), **rules) == [
+        "DistributedSampler"
+    ]
     assert seen_by(lambda: list(iter(Subsampler(8))), **rules) == ["DistributedSampler"]
     assert seen_by(lambda: sorted(range(8))[1::2], **rules) == []
 
@@ -217,7 +242,8 @@ def test_context_managers_are_not_tampering_unless_the_submission_disables_the_m
 
     for tampering in (blind, blind_by_hand, blind_through_an_exit_stack):
         assert seen_by(tampering, aten=TRANSPOSES) == [
-            "tampering: torch.utils._python_dispatch._disable_current_modes"], tampering.__name__
+            "tampering: torch.utils._python_dispatch._disable_current_modes"
+        ], tampering.__name__
     assert _get_current_dispatch_mode_stack() == []
 
 
@@ -283,7 +309,9 @@ def test_recursion_of_submission_code_only() -> None:
     assert seen_by(countdown, 0, recursion=True) == []
     assert seen_by(loop, 10_000, recursion=True) == []
     nested = [[1, [2, [3, [4]]]], {"a": (5, [6])}]
-    assert seen_by(torch.utils._pytree.tree_map, lambda v: v + 1, nested, recursion=True) == []  # library recursion
+    assert (
+        seen_by(torch.utils._pytree.tree_map, lambda v: v + 1, nested, recursion=True) == []
+    )  # library recursion
 
 
 def test_counted_calls_are_not_violations() -> None:
@@ -307,11 +335,13 @@ def test_autograd_nodes_see_a_transpose_that_no_mode_saw() -> None:
     assert autograd_nodes(hidden, [t], names) == ["autograd: TransposeBackward0"]
     assert autograd_nodes(as_strided_transpose(t, 0, 1), [t], names) == []
     assert autograd_nodes(torch.as_strided(t.transpose(0, 1), (2, 2), (1, 1)), [t], names) == [
-        "autograd: TransposeBackward0"]
+        "autograd: TransposeBackward0"
+    ]
     assert autograd_nodes(t.detach().mT, [t], names) == [] and autograd_nodes(3, [t], names) == []
 
 
 # Run on two gloo ranks by labutils.launch (shipped by import path: module-level functions).
+
 
 def ring_by_send_recv(x: torch.Tensor) -> torch.Tensor:
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -338,9 +368,15 @@ def distributed_spellings() -> dict[str, list[str]]:
     group = distributed_c10d._get_default_group()
     spellings = {
         "isend/recv": lambda: ring_by_send_recv(x),
-        "batch_isend_irecv": lambda: [w.wait() for w in dist.batch_isend_irecv(
-            [dist.P2POp(dist.isend, x.clone(), (dist.get_rank() + 1) % 2),
-             dist.P2POp(dist.irecv, torch.empty(3), (dist.get_rank() + 1) % 2)])],
+        "batch_isend_irecv": lambda: [
+            w.wait()
+            for w in dist.batch_isend_irecv(
+                [
+                    dist.P2POp(dist.isend, x.clone(), (dist.get_rank() + 1) % 2),
+                    dist.P2POp(dist.irecv, torch.empty(3), (dist.get_rank() + 1) % 2),
+                ]
+            )
+        ],
         "dist.all_reduce": lambda: dist.all_reduce(x.clone()),
         "distributed_c10d.all_reduce": lambda: distributed_c10d.all_reduce(x.clone()),
         "ProcessGroup.allreduce": lambda: group.allreduce([x.clone()]).wait(),
@@ -372,12 +408,20 @@ def test_collectives_are_caught_on_real_ranks_and_point_to_point_is_not() -> Non
 def test_first_use_imports_no_compiler_stack() -> None:
     """A window's dispatch mode skips torch's dynamo-disable wrapper: no torch._dynamo/sympy import (2 s, 70 MiB)
     in every rank or job that opens its first window."""
-    code = ("import sys, torch\nfrom graders.inside.rules import forbidden\n"
-            "with forbidden(aten=['aten.t']) as seen:\n    torch.ones(2, 2).t()\n"
-            "assert seen.violations == ['aten.t.default'], seen.violations\n"
-            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=Path(__file__).resolve().parent.parent, check=True)
+    code = (
+        "import sys, torch\nfrom graders.inside.rules import forbidden\n"
+        "with forbidden(aten=['aten.t']) as seen:\n    torch.ones(2, 2).t()\n"
+        "assert seen.violations == ['aten.t.default'], seen.violations\n"
+        "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=True,
+    )
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
@@ -394,14 +438,20 @@ def _dispatching() -> object:
     return bound
 
 
-@pytest.mark.parametrize(("graded", "modules"), [
-    (np.broadcast_shapes, ["numpy"]),  # broadcast_shape = numpy.broadcast_shapes
-    (np.linalg.norm, ["numpy"]),  # norm = numpy.linalg.norm
-    (functools.partial(np.broadcast_shapes), ["numpy"]),  # through a C wrapper
-    (_dispatching(), ["numpy"]),  # through functools.singledispatch's wrapper
-    (torch.broadcast_shapes, ["torch"]),
-], ids=["numpy-function", "numpy-norm", "partial", "singledispatch", "torch-function"])
-def test_a_graded_name_bound_to_a_library_function_escapes_no_modules_rule(graded: object, modules: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("graded", "modules"),
+    [
+        (np.broadcast_shapes, ["numpy"]),  # broadcast_shape = numpy.broadcast_shapes
+        (np.linalg.norm, ["numpy"]),  # norm = numpy.linalg.norm
+        (functools.partial(np.broadcast_shapes), ["numpy"]),  # through a C wrapper
+        (_dispatching(), ["numpy"]),  # through functools.singledispatch's wrapper
+        (torch.broadcast_shapes, ["torch"]),
+    ],
+    ids=["numpy-function", "numpy-norm", "partial", "singledispatch", "torch-function"],
+)
+def test_a_graded_name_bound_to_a_library_function_escapes_no_modules_rule(
+    graded: object, modules: list[str]
+) -> None:
     """The probe runner calls what a graded name holds (graders.inside.probing.outcome, through the contracts'
     namespace): a library function bound straight to the name is the submission's call, though the grader's
     package counts as library code. No vetting here: the hook alone."""

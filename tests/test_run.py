@@ -20,8 +20,18 @@ def _report(report_dir: Path) -> dict[str, dict]:
 
 def test_failing_fixtures_fail_for_the_right_reason(tmp_path: Path):
     folders = ["raises", "timeout", "killed", "deprecated", "deprecated_torch", "empty"]
-    result = labs("run", *(str(FAILING / f) for f in folders), "--timeout", "15", "--report", str(tmp_path),
-                  "--device", "cpu", "--jobs", "2")
+    result = labs(
+        "run",
+        *(str(FAILING / f) for f in folders),
+        "--timeout",
+        "15",
+        "--report",
+        str(tmp_path),
+        "--device",
+        "cpu",
+        "--jobs",
+        "2",
+    )
     assert result.returncode == 1, result.stdout
     report = _report(tmp_path)
     assert set(report) == set(folders)
@@ -46,8 +56,11 @@ def test_skipped_cells_are_listed_with_why_and_a_cpu_run_says_what_needs_cuda(tm
     import nbformat
 
     nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(
-        'from labutils import cuda_only\nif cuda_only(DEVICE, "streams and events"):\n    raise AssertionError("ran")'))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            'from labutils import cuda_only\nif cuda_only(DEVICE, "streams and events"):\n    raise AssertionError("ran")'
+        )
+    )
     path = tmp_path / "ch" / "1_skips.ipynb"
     path.parent.mkdir()
     nbformat.write(nb, path)
@@ -55,7 +68,9 @@ def test_skipped_cells_are_listed_with_why_and_a_cpu_run_says_what_needs_cuda(tm
     assert result.returncode == 0, result.stdout + result.stderr
     record = _report(tmp_path / "r")["ch"]
     cell = len(nb.cells) - 1
-    assert record["skipped"] == [{"cell": cell, "why": "streams and events needs a CUDA device (run with DEVICE='cuda' on a GPU)."}]
+    assert record["skipped"] == [
+        {"cell": cell, "why": "streams and events needs a CUDA device (run with DEVICE='cuda' on a GPU)."}
+    ]
     out = " ".join(result.stdout.split())
     assert f"1_skips.ipynb:{cell}: skipped: streams and events needs a CUDA device" in out
     assert "1 cell needs CUDA: run with --device cuda on a GPU runner" in out
@@ -67,14 +82,26 @@ def test_native_output_of_kernels_stays_out_of_the_terminal(tmp_path: Path):
     import nbformat
 
     nb = nbformat.read(FIXTURES / "course" / "fx_basic" / "1_passes.ipynb", as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell(
-        "from torch.profiler import ProfilerActivity, profile\nwith profile(activities=[ProfilerActivity.CPU]):\n"
-        "    torch.ones(3) + 1"))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "from torch.profiler import ProfilerActivity, profile\nwith profile(activities=[ProfilerActivity.CPU]):\n"
+            "    torch.ones(3) + 1"
+        )
+    )
     path = tmp_path / "ch" / "1_profiles.ipynb"
     path.parent.mkdir()
     nbformat.write(nb, path)
-    result = labs("run", str(path), "--smoke", "--device", "cpu", "--report", str(tmp_path / "r"),
-                  "--cache", str(tmp_path / "cache"))
+    result = labs(
+        "run",
+        str(path),
+        "--smoke",
+        "--device",
+        "cpu",
+        "--report",
+        str(tmp_path / "r"),
+        "--cache",
+        str(tmp_path / "cache"),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "USDT:" not in result.stdout + result.stderr  # kineto's profiler_start/stop lines
     assert "USDT:" in (tmp_path / "cache" / "kernels.log").read_text()
@@ -85,21 +112,45 @@ def test_a_fast_notebook_is_no_silent_skip(tmp_path: Path):
     notebook = (FIXTURES / "course" / "fx_basic" / "1_passes.ipynb").relative_to(FIXTURES.parent.parent)
     timings = tmp_path / "timings.json"
     timings.write_text(json.dumps({"cpu-smoke": {notebook.as_posix(): 600.0}}))
-    result = labs("run", notebook.as_posix(), "--smoke", "--device", "cpu", "--timings", str(timings),
-                  "--report", str(tmp_path / "r"))
+    result = labs(
+        "run",
+        notebook.as_posix(),
+        "--smoke",
+        "--device",
+        "cpu",
+        "--timings",
+        str(timings),
+        "--report",
+        str(tmp_path / "r"),
+    )
     assert result.returncode == 0, result.stdout
 
 
 def test_passing_course_records_timings_then_shards(tmp_path: Path):
     # One run of the fixture course both passes and records its timings (one `labs run` fewer, 2 kernels).
     timings = tmp_path / "timings.json"
-    result = labs("run", str(FIXTURES / "course"), "--smoke", "--report", str(tmp_path / "r"), "--jobs", "2",
-                  "--record-timings", "--timings", str(timings))
+    result = labs(
+        "run",
+        str(FIXTURES / "course"),
+        "--smoke",
+        "--report",
+        str(tmp_path / "r"),
+        "--jobs",
+        "2",
+        "--record-timings",
+        "--timings",
+        str(timings),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "starting kernels cold" not in result.stderr  # the kernels were forked from the zygote
     data = json.loads((tmp_path / "r" / "report.json").read_text())
-    assert data["totals"] == {"notebooks": 2, "passed": 2, "failed": 0, "seconds": data["totals"]["seconds"],
-                              "skipped_cells": 0}
+    assert data["totals"] == {
+        "notebooks": 2,
+        "passed": 2,
+        "failed": 0,
+        "seconds": data["totals"]["seconds"],
+        "skipped_cells": 0,
+    }
     for record in data["notebooks"]:
         assert record["executed_cells"] == record["code_cells"] > 0
         assert record["peak_rss_mb"] > 50  # the kernel imported torch
@@ -109,13 +160,31 @@ def test_passing_course_records_timings_then_shards(tmp_path: Path):
     executed = Path(data["notebooks"][0]["output"]).read_text()
     assert '"SMOKE = True' in executed or "SMOKE = True" in executed
 
-    (key, recorded), = json.loads(timings.read_text()).items()  # "cpu-smoke", or "cuda-smoke" on a GPU runner
+    ((key, recorded),) = json.loads(
+        timings.read_text()
+    ).items()  # "cpu-smoke", or "cuda-smoke" on a GPU runner
     assert key.endswith("-smoke") and len(recorded) == 2 and all(v > 0 for v in recorded.values())
     device = key.removesuffix("-smoke")
-    shards = [labs("run", str(FIXTURES / "course"), "--smoke", "--device", device, "--shard", f"{i}/2",
-                   "--timings", str(timings), "--report", str(tmp_path / f"s{i}")) for i in (1, 2)]
+    shards = [
+        labs(
+            "run",
+            str(FIXTURES / "course"),
+            "--smoke",
+            "--device",
+            device,
+            "--shard",
+            f"{i}/2",
+            "--timings",
+            str(timings),
+            "--report",
+            str(tmp_path / f"s{i}"),
+        )
+        for i in (1, 2)
+    ]
     assert all(s.returncode == 0 for s in shards)
-    ran = [[r["notebook"] for r in json.loads((tmp_path / f"s{i}" / "report.json").read_text())["notebooks"]]
-           for i in (1, 2)]
+    ran = [
+        [r["notebook"] for r in json.loads((tmp_path / f"s{i}" / "report.json").read_text())["notebooks"]]
+        for i in (1, 2)
+    ]
     assert [len(r) for r in ran] == [1, 1] and sorted(ran[0] + ran[1]) == sorted(recorded)
     assert ran[0] == [max(recorded, key=recorded.get)]  # longest first

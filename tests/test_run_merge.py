@@ -22,10 +22,22 @@ def _shard(folder: Path, names: list[str], status: str = "passed", device: str =
         executed.parent.mkdir(parents=True, exist_ok=True)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"print({name!r})")])
         nbformat.write(nb, executed)
-        results.append(NotebookResult(name, status, 1.5, str(executed.resolve()), code_cells=1, executed_cells=1,
-                                      skipped=[{"cell": 0, "why": "needs CUDA"}] if "cuda" in name else []))
-    report.write_json(results, folder / "report.json", {"device": device, "smoke": True, "jobs": 1, "shard": "1/2",
-                                                         "timeout": 600})
+        results.append(
+            NotebookResult(
+                name,
+                status,
+                1.5,
+                str(executed.resolve()),
+                code_cells=1,
+                executed_cells=1,
+                skipped=[{"cell": 0, "why": "needs CUDA"}] if "cuda" in name else [],
+            )
+        )
+    report.write_json(
+        results,
+        folder / "report.json",
+        {"device": device, "smoke": True, "jobs": 1, "shard": "1/2", "timeout": 600},
+    )
     return folder
 
 
@@ -35,12 +47,22 @@ def test_shards_merge_into_one_report(tmp_path: Path) -> None:
     merged = write_merged([one, two], tmp_path / "merged")
     data = json.loads((tmp_path / "merged" / "report.json").read_text())
     assert [n["notebook"] for n in data["notebooks"]] == [
-        "course/01_a/1_x.ipynb", "course/01_a/2_y.ipynb", "course/02_b/lab_cuda.ipynb"]
-    assert data["totals"] | {"seconds": 0} == {"notebooks": 3, "passed": 3, "failed": 0, "seconds": 0,
-                                                "skipped_cells": 1}
+        "course/01_a/1_x.ipynb",
+        "course/01_a/2_y.ipynb",
+        "course/02_b/lab_cuda.ipynb",
+    ]
+    assert data["totals"] | {"seconds": 0} == {
+        "notebooks": 3,
+        "passed": 3,
+        "failed": 0,
+        "seconds": 0,
+        "skipped_cells": 1,
+    }
     assert data["settings"]["shard"] is None and data["settings"]["device"] == "cpu"
     assert data["settings"]["merged_from"] == [str(one.resolve()), str(two.resolve())]
-    for entry in data["notebooks"]:  # each executed notebook copied into the merged folder, and pointed at there
+    for entry in data[
+        "notebooks"
+    ]:  # each executed notebook copied into the merged folder, and pointed at there
         assert Path(entry["output"]) == (tmp_path / "merged" / "notebooks" / entry["notebook"]).resolve()
         assert entry["notebook"] in Path(entry["output"]).read_text()
     assert 'tests="3"' in (tmp_path / "merged" / "junit.xml").read_text()

@@ -16,10 +16,14 @@ FIXTURE = Path(__file__).parent / "fixtures" / "course" / "fx_basic"
 SALTS = range(1000)
 # Wrong only on even sizes (the attack that earned full marks in 6% of CI runs while sizes were drawn alone),
 # and wrong only on the largest size of the probe's domain.
-EVEN_SIZES_WRONG = ("def scale(t, factor):\n    return t * factor if t.shape[0] % 2 else t\n\n"
-                    "def relu_grad(x):\n    return (x > 0).to(x.dtype) if len(x) % 2 else x\n")
-LARGEST_WRONG = ("def scale(t, factor):\n    return t if t.shape[0] >= 6 else t * factor\n\n"
-                 "def relu_grad(x):\n    return x if len(x) >= 40 else (x > 0).to(x.dtype)\n")
+EVEN_SIZES_WRONG = (
+    "def scale(t, factor):\n    return t * factor if t.shape[0] % 2 else t\n\n"
+    "def relu_grad(x):\n    return (x > 0).to(x.dtype) if len(x) % 2 else x\n"
+)
+LARGEST_WRONG = (
+    "def scale(t, factor):\n    return t if t.shape[0] >= 6 else t * factor\n\n"
+    "def relu_grad(x):\n    return x if len(x) >= 40 else (x > 0).to(x.dtype)\n"
+)
 
 
 def _namespace(code: str) -> dict:
@@ -44,15 +48,20 @@ def probes() -> dict:
 def test_a_size_class_mistake_loses_under_every_salt(probes: dict, wrong: str) -> None:
     reference, student = _reference(), _namespace(wrong)
     for grade_id, found in probes.items():
-        passed = [salt for salt in SALTS
-                  if compare_wire(run_probe(found, student, salt), run_probe(found, reference, salt)).ok]
+        passed = [
+            salt
+            for salt in SALTS
+            if compare_wire(run_probe(found, student, salt), run_probe(found, reference, salt)).ok
+        ]
         assert not passed, f"{grade_id}: the wrong solution matched the reference under salts {passed[:10]}"
 
 
 def test_the_reference_matches_itself_under_every_salt(probes: dict) -> None:
     reference, again = _reference(), _reference()
     for found in probes.values():
-        assert all(compare_wire(run_probe(found, again, s), run_probe(found, reference, s)).ok for s in range(50))
+        assert all(
+            compare_wire(run_probe(found, again, s), run_probe(found, reference, s)).ok for s in range(50)
+        )
 
 
 def test_sizes_hold_the_edges_then_draws() -> None:
@@ -72,8 +81,15 @@ def test_a_self_check_verdict_holds_only_under_every_salt() -> None:
     from graders.check.selfcheck import Verdict, held_under_every_salt
 
     rounds = [[True, True, False], [True, False, True], [False, False, False]]  # per salt: each version ok?
-    got = held_under_every_salt([[Verdict("lab", f"v{i}", "loses", [], ok, note="" if ok else f"failed {i}")
-                                  for i, ok in enumerate(oks)] for oks in rounds])
+    got = held_under_every_salt(
+        [
+            [
+                Verdict("lab", f"v{i}", "loses", [], ok, note="" if ok else f"failed {i}")
+                for i, ok in enumerate(oks)
+            ]
+            for oks in rounds
+        ]
+    )
     assert [v.ok for v in got] == [False, False, False]
     assert [v.note for v in got] == ["under salt 3 of 3: failed 0", "under salt 2 of 3: failed 1", "failed 2"]
     assert held_under_every_salt([[Verdict("lab", "v", "full", [], True)]])[0].ok

@@ -14,10 +14,15 @@ from graders.inside.job import SAFE_ENVIRONMENT, Cell, Job
 from tests.conftest import ROOT
 from tests.test_grade_attacks import ATTACKS
 
-pytestmark = [pytest.mark.grading, pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)")]
+pytestmark = [
+    pytest.mark.grading,
+    pytest.mark.skipif(
+        shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
+    ),
+]
 
 PROBE = "from graders.inside.probing import probe\n@probe('evidence')\ndef evidence(ns, draw):\n    '''evidence'''\n    return ns['evidence']\n"
-SPY = '''
+SPY = """
 import os, socket
 evidence = {}
 def attempt(name, action):
@@ -38,7 +43,7 @@ evidence["pids"] = len([p for p in os.listdir("/proc") if p.isdigit()])
 evidence["planted earlier"] = os.path.exists("/tmp/marker") or os.path.exists("/dev/shm/marker")
 open("/tmp/marker", "w").write("from the previous job")
 open("/dev/shm/marker", "w").write("from the previous job")
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +55,12 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     secret.write_text("{}")
     (tmp / "gradebook.db").write_text("db")
     os.chmod(tmp, 0o755)
-    targets = {"course source": str(ROOT / "course" / "01_autograd" / "lab_autograd.ipynb"),
-               "gradebook": str(tmp / "gradebook.db"), "other submission": str(secret),
-               "probe files": str(ROOT / "course" / "02_tensors" / "probes" / "lab_tensors.py")}
+    targets = {
+        "course source": str(ROOT / "course" / "01_autograd" / "lab_autograd.ipynb"),
+        "gradebook": str(tmp / "gradebook.db"),
+        "other submission": str(secret),
+        "probe files": str(ROOT / "course" / "02_tensors" / "probes" / "lab_tensors.py"),
+    }
     worker = Worker(0, Limits(wall_seconds=120), threads=1, log=tmp / "worker.log")
     worker.start()
     try:
@@ -75,7 +83,9 @@ def test_no_network_and_no_writes_outside_tmp(evidence: list[dict]) -> None:
 
 
 def test_environment_reveals_nothing(evidence: list[dict]) -> None:
-    assert evidence[0]["env"] == sorted({*job_env(1), *SAFE_ENVIRONMENT})  # the job's own safety settings only
+    assert evidence[0]["env"] == sorted(
+        {*job_env(1), *SAFE_ENVIRONMENT}
+    )  # the job's own safety settings only
 
 
 def test_unprivileged_and_alone(evidence: list[dict]) -> None:
@@ -98,7 +108,7 @@ def test_every_isolation_layer_active(evidence: list[dict]) -> None:
 
 
 HOLD = ATTACKS["memory-together"].replace("mib=700", "mib=600") + "evidence = HELD\n"
-BURN = '''
+BURN = """
 import os, time
 for _ in range(3):
     if os.fork() == 0:
@@ -106,7 +116,7 @@ for _ in range(3):
             pass
 time.sleep(30)
 evidence = "not stopped"
-'''
+"""
 
 
 def _run_alone(tmp_path, code: str, limits: Limits, warm: tuple[str, ...] = ()):
@@ -119,7 +129,9 @@ def _run_alone(tmp_path, code: str, limits: Limits, warm: tuple[str, ...] = ()):
 
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["cgroup", "watchdog"])
-def test_memory_limit_holds_for_all_of_a_jobs_processes(tmp_path, monkeypatch: pytest.MonkeyPatch, kernel: bool) -> None:
+def test_memory_limit_holds_for_all_of_a_jobs_processes(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, kernel: bool
+) -> None:
     """Three children of 600 MiB each under a 1024 MiB limit: never all three at once."""
     monkeypatch.setenv("LABS_CGROUPS", "1" if kernel else "0")
     note, outcome = _run_alone(tmp_path, HOLD, Limits(wall_seconds=60, memory_bytes=1024 << 20))
@@ -131,7 +143,9 @@ def test_memory_limit_holds_for_all_of_a_jobs_processes(tmp_path, monkeypatch: p
 
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["cgroup", "watchdog"])
-def test_cpu_limit_is_summed_over_a_jobs_processes(tmp_path, monkeypatch: pytest.MonkeyPatch, kernel: bool) -> None:
+def test_cpu_limit_is_summed_over_a_jobs_processes(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, kernel: bool
+) -> None:
     """Three busy children and a 3 s CPU budget: stopped once they used 3 s together, not 3 s each."""
     monkeypatch.setenv("LABS_CGROUPS", "1" if kernel else "0")
     note, outcome = _run_alone(tmp_path, BURN, Limits(wall_seconds=60, cpu_seconds=3))
@@ -149,14 +163,20 @@ def test_a_closed_worker_leaves_no_cgroup_behind(tmp_path, monkeypatch: pytest.M
     if group is None:
         worker.close()
         pytest.skip(f"no writable cgroup on this machine: {worker.limit_note}")
-    outcome = worker.run(Job([Cell("c", "import os\nfor _ in range(2):\n    os.fork() or os.pause()\nevidence = 1\n")],
-                             PROBE, "spy.py", salt=1))
+    outcome = worker.run(
+        Job(
+            [Cell("c", "import os\nfor _ in range(2):\n    os.fork() or os.pause()\nevidence = 1\n")],
+            PROBE,
+            "spy.py",
+            salt=1,
+        )
+    )
     worker.close()
     assert outcome.status == "ok", outcome.status
     assert [d for d in group.dirs.values() if d.exists()] == []
 
 
-RANKS = '''
+RANKS = """
 import torch
 import torch.distributed as dist
 import labutils.launch.launcher
@@ -184,7 +204,7 @@ def rank_sum(x):
 
 sums = [launch(rank_sum, world, torch.ones(2), timeout=90)[-1].tolist() for world in (2, 3, 4, 4, 3, 2, 4, 3)]
 evidence = {"sums": sums, "polled": polled, "factory": type(factory.proc).__name__ if factory else None}
-'''
+"""
 
 
 def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
@@ -199,7 +219,9 @@ def test_ranks_launched_in_a_job_all_report_their_exit(tmp_path) -> None:
         assert outcome.status == "ok", (outcome.status, outcome.output_tail)
         evidence = outcome.result.probes["evidence"].value
         assert evidence["sums"] == [[w * (w + 1) / 2] * 2 for w in (2, 3, 4, 4, 3, 2, 4, 3)], evidence
-        assert -9 not in evidence["polled"], evidence["polled"]  # polled at once: running (None), never "vanished"
+        assert -9 not in evidence["polled"], evidence[
+            "polled"
+        ]  # polled at once: running (None), never "vanished"
         # a lab that imports labutils.launch: its job forks the ranks' zygote from itself, before any cell
         assert evidence["factory"] == factory, (warm, evidence["factory"])
 
@@ -221,19 +243,30 @@ def test_a_zygote_warmed_by_an_onnx_export_still_forks_its_jobs(tmp_path) -> Non
     assert outcome.result.probes["evidence"].value == {"exported": "ONNXProgram", "tqdm monitor interval": 0}
 
 
-def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(tmp_path, monkeypatch: pytest.MonkeyPatch):
+def test_without_bubblewrap_a_job_never_runs_as_the_grader_when_its_uid_cannot(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+):
     """labs grade asked for a sandbox: if bwrap is missing and the job's uid could not read Python, the job
     does not run (as the grader's uid it could read the gradebook); labs check --no-sandbox may go on."""
     import graders.grader.sandbox.worker as worker_module
     from graders.inside import jail
 
     if os.getuid() != 0 or not jail.unreadable_ancestor(sys.base_prefix):
-        pytest.skip("only where the grader is root and Python sits in a private folder (this VM: /root/.pyenv)")
+        pytest.skip(
+            "only where the grader is root and Python sits in a private folder (this VM: /root/.pyenv)"
+        )
     monkeypatch.setattr(worker_module.shutil, "which", lambda name: None)  # as on a machine without bwrap
-    job = Job([Cell("c", "import os\nevidence = os.getuid()\n")], "from graders.inside.probing import probe\n"
-              "@probe('evidence')\ndef e(ns, draw):\n    return ns['evidence']\n", "spy.py", salt=1)
+    job = Job(
+        [Cell("c", "import os\nevidence = os.getuid()\n")],
+        "from graders.inside.probing import probe\n"
+        "@probe('evidence')\ndef e(ns, draw):\n    return ns['evidence']\n",
+        "spy.py",
+        salt=1,
+    )
     for requested, runs in ((True, False), (False, True)):
-        worker = Worker(0, Limits(wall_seconds=60), threads=1, use_bwrap=requested, log=tmp_path / f"w{requested}.log")
+        worker = Worker(
+            0, Limits(wall_seconds=60), threads=1, use_bwrap=requested, log=tmp_path / f"w{requested}.log"
+        )
         try:
             outcome = worker.run(job)
         finally:
@@ -271,8 +304,13 @@ def test_a_supervisor_that_never_answers_costs_the_grader_its_wall_limit_not_for
         spy = threading.Thread(target=stop_the_supervisor)
         spy.start()
         outcomes = []
-        grading = threading.Thread(target=lambda: outcomes.append(
-            worker.run(Job([Cell("c", "import time\ntime.sleep(60)\nevidence = 1\n")], PROBE, "spy.py", salt=1))))
+        grading = threading.Thread(
+            target=lambda: outcomes.append(
+                worker.run(
+                    Job([Cell("c", "import time\ntime.sleep(60)\nevidence = 1\n")], PROBE, "spy.py", salt=1)
+                )
+            )
+        )
         grading.start()
         grading.join(30)
         spy.join()

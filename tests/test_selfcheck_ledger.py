@@ -29,12 +29,16 @@ def test_committed_verdicts_are_current_and_every_one_held(lab_path: Path) -> No
     recorded = ledger.read(lab_path)
     out_of_date = ledger.stale(current, recorded)
     assert recorded, f"no {ledger.results_file(lab_path)}: run make selfcheck"
-    assert not out_of_date, (f"{len(out_of_date)} stale self-check verdicts in {ledger.results_file(lab_path)} "
-                             f"(first: {out_of_date[0]}): run make selfcheck")
+    assert not out_of_date, (
+        f"{len(out_of_date)} stale self-check verdicts in {ledger.results_file(lab_path)} "
+        f"(first: {out_of_date[0]}): run make selfcheck"
+    )
     failed = [f"{name}: {entry.note}" for name, entry in recorded.items() if not entry.ok]
     assert not failed, f"the self-check failed for {len(failed)} version(s), first: {failed[0]}"
     text = ledger.results_file(lab_path).read_text(encoding="utf-8")
-    assert ledger.dumps(json.loads(text)["lab"], recorded) == text, "not as graders.check.selfcheck_ledger writes it"
+    assert ledger.dumps(json.loads(text)["lab"], recorded) == text, (
+        "not as graders.check.selfcheck_ledger writes it"
+    )
 
 
 @pytest.mark.parametrize("chapter", sorted({p.parent for p in LABS}), ids=lambda p: p.name)
@@ -67,22 +71,29 @@ def test_a_changed_solution_file_stales_its_version_and_no_other(tmp_path: Path)
     removed.unlink()
     after = ledger.version_hashes(lab, folders)
     recorded = {name: ledger.Entry(digest, True) for name, digest in before.items()}
-    assert ledger.stale(after, recorded) == [f"wrong solution {changed.name} (its exercise)",
-                                             f"right solution {removed.name} (its exercise)"]
+    assert ledger.stale(after, recorded) == [
+        f"wrong solution {changed.name} (its exercise)",
+        f"right solution {removed.name} (its exercise)",
+    ]
 
 
 def test_a_changed_probe_or_grader_stales_every_version(monkeypatch: pytest.MonkeyPatch) -> None:
     lab = load_lab(LABS[0])
     before = ledger.version_hashes(lab, FOLDERS)
     edited = replace(lab, probes_source=lab.probes_source + "\n# edited\n")
-    assert set(ledger.stale(ledger.version_hashes(edited, FOLDERS), {n: ledger.Entry(h, True) for n, h in before.items()})) \
-        == set(before)
+    assert set(
+        ledger.stale(
+            ledger.version_hashes(edited, FOLDERS), {n: ledger.Entry(h, True) for n, h in before.items()}
+        )
+    ) == set(before)
     monkeypatch.setattr(ledger, "verdict_sources", lambda: "another grader")
     assert set(ledger.version_hashes(lab, FOLDERS).values()).isdisjoint(before.values())
 
 
 def _verdict(lab: str, version: str, ok: bool) -> Verdict:
-    return Verdict(lab, version, "loses", [], ok, "" if ok else "earned full marks: the tests do not catch this mistake")
+    return Verdict(
+        lab, version, "loses", [], ok, "" if ok else "earned full marks: the tests do not catch this mistake"
+    )
 
 
 def test_record_writes_every_version_once_and_refuses_a_partial_check(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ WAIT = 600  # seconds for a whole array
 
 
 def _unavailable(why: str) -> None:
-    unavailable("slurm", f"{why} (as root: eval \"$(ci/slurm.sh start)\", then make slurm)")
+    unavailable("slurm", f'{why} (as root: eval "$(ci/slurm.sh start)", then make slurm)')
 
 
 def slurm(*args: str, check: bool = True) -> str:
@@ -67,11 +67,14 @@ def cluster() -> str:
     """The node's name, once sinfo shows it up; skips (or fails, --require=slurm) without one."""
     if not shutil.which("sinfo"):
         _unavailable("Slurm is not installed")
-    proc = subprocess.run(["sinfo", "-h", "-N", "-p", "cpu", "-o", "%N %T"], capture_output=True, text=True,
-                          timeout=30)
+    proc = subprocess.run(
+        ["sinfo", "-h", "-N", "-p", "cpu", "-o", "%N %T"], capture_output=True, text=True, timeout=30
+    )
     if proc.returncode or not proc.stdout.strip():
-        _unavailable(f"no Slurm cluster answers (SLURM_CONF={os.environ.get('SLURM_CONF', 'unset')}: "
-                     f"{proc.stderr.strip()[:200]})")
+        _unavailable(
+            f"no Slurm cluster answers (SLURM_CONF={os.environ.get('SLURM_CONF', 'unset')}: "
+            f"{proc.stderr.strip()[:200]})"
+        )
     node, state = proc.stdout.split()[:2]
     assert state.rstrip("*") in {"idle", "mixed", "allocated"}, proc.stdout
     return node
@@ -87,8 +90,10 @@ def gradebook() -> str:
         with engine.connect() as conn:
             conn.execute(sqlalchemy.text(f"create database {name}"))
     except sqlalchemy.exc.OperationalError as err:
-        unavailable("postgres", f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): "
-                                f"{str(err).splitlines()[0]}")
+        unavailable(
+            "postgres",
+            f"no PostgreSQL server at {SERVER} (run ci/postgres.sh as root): {str(err).splitlines()[0]}",
+        )
     yield SERVER.rsplit("/", 1)[0] + "/" + name
     with engine.connect() as conn:
         conn.execute(sqlalchemy.text(f"drop database {name} with (force)"))
@@ -103,10 +108,15 @@ def make_class(folder: Path, count: int = STUDENTS) -> dict[str, float]:
         if cell.metadata.get("nbgrader", {}).get("solution"):
             cell.source = "raise NotImplementedError()"
     wrong = nbformat.read(LAB, as_version=4)
-    next(c for c in wrong.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "scale").source = \
-        "def scale(t, factor):\n    return t.mul_(factor)\n"
-    notebooks = {"honest": source, "blank": blank, "wrong": wrong,
-                 **{name: _attack(ATTACKS[name]) for name in ATTACKERS}}
+    next(
+        c for c in wrong.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "scale"
+    ).source = "def scale(t, factor):\n    return t.mul_(factor)\n"
+    notebooks = {
+        "honest": source,
+        "blank": blank,
+        "wrong": wrong,
+        **{name: _attack(ATTACKS[name]) for name in ATTACKERS},
+    }
     expected = {}
     for k in range(count):
         kind = KINDS[k % len(KINDS)]
@@ -119,8 +129,23 @@ def make_class(folder: Path, count: int = STUDENTS) -> dict[str, float]:
 
 def submit(script: str, array: str, env: dict[str, str], out: Path, *options: str) -> str:
     """``sbatch --array=ARRAY SCRIPT`` in ``env`` (the job's environment: --export=ALL); the job id."""
-    proc = subprocess.run(["sbatch", "--parsable", f"--array={array}", "--chdir", str(ROOT), "--output", str(out),
-                           *options, str(ROOT / script)], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            f"--array={array}",
+            "--chdir",
+            str(ROOT),
+            "--output",
+            str(out),
+            *options,
+            str(ROOT / script),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().split(";")[0]
 
@@ -161,9 +186,16 @@ def class_on_cluster(cluster: str, gradebook: str, tmp_path_factory: pytest.Temp
     work = tmp_path_factory.mktemp("slurm-class")
     expected = make_class(work / "submitted")
     reports = work / "reports"
-    env = {**labs_env(), "SUBMISSIONS": str(work / "submitted"), "CHAPTER": "fx_basic",
-           "COURSE": str(FIXTURES / "course"), "GRADEBOOK_URL": gradebook, "REPORTS": str(reports),
-           "LABS": str(BIN / "labs"), "JOBS": "1"}
+    env = {
+        **labs_env(),
+        "SUBMISSIONS": str(work / "submitted"),
+        "CHAPTER": "fx_basic",
+        "COURSE": str(FIXTURES / "course"),
+        "GRADEBOOK_URL": gradebook,
+        "REPORTS": str(reports),
+        "LABS": str(BIN / "labs"),
+        "JOBS": "1",
+    }
     env.pop("SHARDS", None)
     start = time.monotonic()
     job = submit("ci/slurm/grade.sbatch", f"1-{TASKS}", env, work / "task-%a.out", "--cpus-per-task=1")
@@ -182,18 +214,29 @@ def class_on_cluster(cluster: str, gradebook: str, tmp_path_factory: pytest.Temp
     seconds = time.monotonic() - start
     outputs = {i: (work / f"task-{i}.out").read_text(errors="replace") for i in range(1, TASKS + 1)}
     outputs[KILLED] = (work / f"retry-{KILLED}.out").read_text(errors="replace")
-    return {"expected": expected, "reports": reports, "url": gradebook, "first": first, "retry": second,
-            "outputs": outputs, "work": work, "seconds": seconds}
+    return {
+        "expected": expected,
+        "reports": reports,
+        "url": gradebook,
+        "first": first,
+        "retry": second,
+        "outputs": outputs,
+        "work": work,
+        "seconds": seconds,
+    }
 
 
 @pytest.mark.slurm
 def test_the_array_ran_and_the_cancelled_task_was_retried_alone(class_on_cluster: dict) -> None:
     first, retry, outputs = class_on_cluster["first"], class_on_cluster["retry"], class_on_cluster["outputs"]
     assert {i: t["JobState"] for i, t in first.items()} == {
-        str(i): "CANCELLED" if i == KILLED else "COMPLETED" for i in range(1, TASKS + 1)}, first
+        str(i): "CANCELLED" if i == KILLED else "COMPLETED" for i in range(1, TASKS + 1)
+    }, first
     assert [(t["JobState"], t["ExitCode"]) for t in retry.values()] == [("COMPLETED", "0:0")], retry
     assert (class_on_cluster["reports"] / "SHARDS").read_text().strip() == str(TASKS)
-    cancelled = first[str(KILLED)]["JobId"]  # its sandboxes' cgroups went with it, so Slurm could remove the job's
+    cancelled = first[str(KILLED)][
+        "JobId"
+    ]  # its sandboxes' cgroups went with it, so Slurm could remove the job's
     assert not list(Path("/sys/fs/cgroup").glob(f"*/slurm*/uid_*/job_{cancelled}")), "cgroups left by scancel"
     assert f"shard {KILLED}/{TASKS}" in outputs[KILLED]  # the retry, alone in its array, still shard 2 of 4
     for text in outputs.values():
@@ -207,7 +250,7 @@ def test_every_student_graded_once_by_their_own_shard(class_on_cluster: dict) ->
     for i in range(1, TASKS + 1):
         results = json.loads((class_on_cluster["reports"] / f"shard-{i}" / "results.json").read_text())
         mine = {g["student"] for g in results["grades"]}
-        assert mine == set(students[i - 1::TASKS]), f"shard {i} graded another's students"
+        assert mine == set(students[i - 1 :: TASKS]), f"shard {i} graded another's students"
         graded.update(mine)
     assert graded == Counter(students)
     recorded = totals(class_on_cluster["url"])
@@ -218,27 +261,52 @@ def test_every_student_graded_once_by_their_own_shard(class_on_cluster: dict) ->
 @pytest.mark.slurm
 def test_scores_equal_one_machines(class_on_cluster: dict) -> None:
     work = class_on_cluster["work"]
-    proc = labs("grade", str(work / "submitted"), "--course", str(FIXTURES / "course"), "--chapter", "fx_basic",
-                "--root", str(work / "one-machine"), "--jobs", "2")
+    proc = labs(
+        "grade",
+        str(work / "submitted"),
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        "fx_basic",
+        "--root",
+        str(work / "one-machine"),
+        "--jobs",
+        "2",
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     from graders.nbgrader.course_root import CourseRoot
 
     one = {student: scores[0] for student, scores in totals(CourseRoot(work / "one-machine").db_url).items()}
     cluster = {student: scores[0] for student, scores in totals(class_on_cluster["url"]).items()}
     assert cluster == one == class_on_cluster["expected"]
-    proc = labs("export", "--format", "csv", "--db", class_on_cluster["url"], "--out", str(work / "grades.csv"))
+    proc = labs(
+        "export", "--format", "csv", "--db", class_on_cluster["url"], "--out", str(work / "grades.csv")
+    )
     assert proc.returncode == 0, proc.stderr
     assert f"{STUDENTS} rows written" in proc.stdout
 
 
 @pytest.mark.slurm
-def test_one_command_gives_every_students_feedback_and_the_shards_share_the_salt(class_on_cluster: dict) -> None:
+def test_one_command_gives_every_students_feedback_and_the_shards_share_the_salt(
+    class_on_cluster: dict,
+) -> None:
     reports, url = class_on_cluster["reports"], class_on_cluster["url"]
-    fingerprints = {json.dumps(json.loads((reports / f"shard-{i}" / "results.json").read_text())["salts"])
-                    for i in range(1, TASKS + 1)}
+    fingerprints = {
+        json.dumps(json.loads((reports / f"shard-{i}" / "results.json").read_text())["salts"])
+        for i in range(1, TASKS + 1)
+    }
     assert len(fingerprints) == 1, fingerprints  # every task drew the class's inputs
-    proc = labs("feedback", "--course", str(FIXTURES / "course"), "--chapter", "fx_basic", "--db", url,
-                "--root", str(reports / "root"))
+    proc = labs(
+        "feedback",
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        "fx_basic",
+        "--db",
+        url,
+        "--root",
+        str(reports / "root"),
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     pages = {p.parent.parent.name for p in (reports / "root" / "feedback").glob("*/fx_basic/lab_basic.html")}
     assert pages == set(class_on_cluster["expected"])
@@ -249,33 +317,64 @@ def test_sandboxes_nest_in_slurms_cgroup(class_on_cluster: dict) -> None:
     for text in class_on_cluster["outputs"].values():
         isolation = next(line for line in text.splitlines() if line.startswith("isolation:"))
         assert "user, mount, pid, ipc, network namespaces" in isolation, isolation
-        assert "bubblewrap (bwrap) is not in use" not in text  # bubblewrap's user namespaces work under slurmd
+        assert (
+            "bubblewrap (bwrap) is not in use" not in text
+        )  # bubblewrap's user namespaces work under slurmd
         if "proctrack/cgroup" in Path(os.environ["SLURM_CONF"]).read_text():
             assert "nested in Slurm job" in isolation, isolation
 
 
 @pytest.mark.slurm
 def test_course_array_matches_one_machine(cluster: str, tmp_path: Path) -> None:
-    env = {**labs_env(), "NOTEBOOKS": CHAPTER, "REPORTS": str(tmp_path / "course"), "LABS": str(BIN / "labs"),
-           "SMOKE": "1"}
+    env = {
+        **labs_env(),
+        "NOTEBOOKS": CHAPTER,
+        "REPORTS": str(tmp_path / "course"),
+        "LABS": str(BIN / "labs"),
+        "SMOKE": "1",
+    }
     job = submit("ci/slurm/course.sbatch", "1-2", env, tmp_path / "course-%a.out", "--cpus-per-task=1")
-    merge = subprocess.run(["sbatch", "--parsable", f"--dependency=afterany:{job}", "--chdir", str(ROOT),
-                            "--output", str(tmp_path / "merge.out"), str(ROOT / "ci/slurm/course.sbatch"), "merge"],
-                           env=env, capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    merge = subprocess.run(
+        [
+            "sbatch",
+            "--parsable",
+            f"--dependency=afterany:{job}",
+            "--chdir",
+            str(ROOT),
+            "--output",
+            str(tmp_path / "merge.out"),
+            str(ROOT / "ci/slurm/course.sbatch"),
+            "merge",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
     array = wait_for(job)
     assert {t["JobState"] for t in array.values()} == {"COMPLETED"}, array
-    assert [t["JobState"] for t in wait_for(merge).values()] == ["COMPLETED"], (tmp_path / "merge.out").read_text()
+    assert [t["JobState"] for t in wait_for(merge).values()] == ["COMPLETED"], (
+        tmp_path / "merge.out"
+    ).read_text()
     merged = json.loads((tmp_path / "course" / "report.json").read_text())
     assert (tmp_path / "course" / "site" / "index.html").is_file()
-    proc = labs("run", CHAPTER, "--smoke", "--jobs", "2", "--device", "cpu", "--report", str(tmp_path / "one"))
+    proc = labs(
+        "run", CHAPTER, "--smoke", "--jobs", "2", "--device", "cpu", "--report", str(tmp_path / "one")
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
     one = json.loads((tmp_path / "one" / "report.json").read_text())
-    verdicts = [{n["notebook"]: (n["status"], n["cell"], len(n["skipped"])) for n in r["notebooks"]} for r in (merged, one)]
+    verdicts = [
+        {n["notebook"]: (n["status"], n["cell"], len(n["skipped"])) for n in r["notebooks"]}
+        for r in (merged, one)
+    ]
     assert verdicts[0] == verdicts[1]
     assert len(verdicts[0]) == len(list((ROOT / CHAPTER).glob("*.ipynb")))
     assert merged["totals"]["notebooks"] == one["totals"]["notebooks"]
-    shards = [json.loads((tmp_path / "course" / f"shard-{i}" / "report.json").read_text())["notebooks"]
-              for i in (1, 2)]
+    shards = [
+        json.loads((tmp_path / "course" / f"shard-{i}" / "report.json").read_text())["notebooks"]
+        for i in (1, 2)
+    ]
     assert all(shards) and not {n["notebook"] for n in shards[0]} & {n["notebook"] for n in shards[1]}
 
 
@@ -284,25 +383,40 @@ def _script(tmp_path: Path, script: str, env: dict[str, str], *args: str) -> sub
     stub = tmp_path / "labs-stub"
     stub.write_text('#!/bin/sh\necho "labs $*"\n')
     stub.chmod(0o755)
-    base = {"PATH": os.environ["PATH"], "LABS": str(stub), "REPORTS": str(tmp_path / "reports"),
-            "SLURM_SUBMIT_DIR": str(ROOT), "SLURM_ARRAY_JOB_ID": "77"}
-    return subprocess.run(["bash", str(ROOT / script), *args], env=base | env, capture_output=True, text=True,
-                          timeout=30)
+    base = {
+        "PATH": os.environ["PATH"],
+        "LABS": str(stub),
+        "REPORTS": str(tmp_path / "reports"),
+        "SLURM_SUBMIT_DIR": str(ROOT),
+        "SLURM_ARRAY_JOB_ID": "77",
+    }
+    return subprocess.run(
+        ["bash", str(ROOT / script), *args], env=base | env, capture_output=True, text=True, timeout=30
+    )
 
 
 def test_grade_script_shards_and_retries_without_a_cluster(tmp_path: Path) -> None:
     need = {"SUBMISSIONS": "/subs", "GRADEBOOK_URL": "postgresql://u:p@db/grades", "CHAPTER": "fx_basic"}
     lines = []
     for i in range(1, TASKS + 1):
-        proc = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": str(i),
-                                                                   "SLURM_ARRAY_TASK_COUNT": str(TASKS)})
+        proc = _script(
+            tmp_path,
+            "ci/slurm/grade.sbatch",
+            need | {"SLURM_ARRAY_TASK_ID": str(i), "SLURM_ARRAY_TASK_COUNT": str(TASKS)},
+        )
         assert proc.returncode == 0, proc.stderr
         lines.append(proc.stdout.splitlines()[-1])
-    assert lines[0] == (f"labs grade /subs --shard 1/{TASKS} --db postgresql://u:p@db/grades --report "
-                        f"{tmp_path}/reports/shard-1 --root {tmp_path}/reports/root/shard-1 --salts {tmp_path}/reports/root/salts "
-                        "--jobs 1 --chapter fx_basic")
-    assert [line.split("--shard ")[1].split()[0] for line in lines] == [f"{i}/{TASKS}" for i in range(1, TASKS + 1)]
-    retry = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "1"})
+    assert lines[0] == (
+        f"labs grade /subs --shard 1/{TASKS} --db postgresql://u:p@db/grades --report "
+        f"{tmp_path}/reports/shard-1 --root {tmp_path}/reports/root/shard-1 --salts {tmp_path}/reports/root/salts "
+        "--jobs 1 --chapter fx_basic"
+    )
+    assert [line.split("--shard ")[1].split()[0] for line in lines] == [
+        f"{i}/{TASKS}" for i in range(1, TASKS + 1)
+    ]
+    retry = _script(
+        tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "1"}
+    )
     assert f"--shard 1/{TASKS} " in retry.stdout  # alone in its array, still 1 of the recorded N
     other = _script(tmp_path, "ci/slurm/grade.sbatch", need | {"SLURM_ARRAY_TASK_ID": "1", "SHARDS": "5"})
     assert other.returncode == 2 and "split in 4 shards, not 5" in other.stderr
@@ -313,25 +427,36 @@ def test_grade_script_shards_and_retries_without_a_cluster(tmp_path: Path) -> No
 def test_course_script_devices_and_merge_without_a_cluster(tmp_path: Path) -> None:
     task = {"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_COUNT": "2", "SMOKE": "1", "NOTEBOOKS": CHAPTER}
     cpu = _script(tmp_path, "ci/slurm/course.sbatch", task)
-    assert cpu.stdout.splitlines()[-1] == (f"labs run {CHAPTER} --shard 2/2 --device cpu --jobs 1 --report "
-                                           f"{tmp_path}/reports/shard-2 --smoke")
+    assert cpu.stdout.splitlines()[-1] == (
+        f"labs run {CHAPTER} --shard 2/2 --device cpu --jobs 1 --report {tmp_path}/reports/shard-2 --smoke"
+    )
     gpu = _script(tmp_path, "ci/slurm/course.sbatch", task | {"SLURM_JOB_GPUS": "0"})
     assert "--device cuda" in gpu.stdout  # Slurm gave the task a GPU (--gres=gpu:1)
-    (tmp_path / "reports" / "shard-1").mkdir()  # shard 2 has not reported: the merge says so, and merges shard 1
+    (
+        tmp_path / "reports" / "shard-1"
+    ).mkdir()  # shard 2 has not reported: the merge says so, and merges shard 1
     partial = _script(tmp_path, "ci/slurm/course.sbatch", {}, "merge")
     assert "1 of 2 shards reported" in partial.stderr
     (tmp_path / "reports" / "shard-2").mkdir()
     merge = _script(tmp_path, "ci/slurm/course.sbatch", {}, "merge")
-    assert merge.stdout.splitlines()[-1] == (f"labs run-merge {tmp_path}/reports/shard-1/ {tmp_path}/reports/shard-2/ "
-                                             f"--report {tmp_path}/reports --html")
+    assert merge.stdout.splitlines()[-1] == (
+        f"labs run-merge {tmp_path}/reports/shard-1/ {tmp_path}/reports/shard-2/ "
+        f"--report {tmp_path}/reports --html"
+    )
 
 
-@pytest.mark.parametrize(("proc_cgroup", "within"), [
-    ("4:memory:/slurm_vm/uid_0/job_12/step_0/task_0\n2:cpuacct:/\n", "Slurm job 12's cgroup (memory:"),
-    ("0::/system.slice/slurmstepd.scope/job_7/step_batch/user/task_0\n", "Slurm job 7's cgroup (v2:"),
-    ("6:freezer:/slurm/uid_0/job_3/step_0\n4:memory:/\n", ""),  # a controller the sandboxes' groups do not use
-    ("4:memory:/process_api/6cb7\n0::/\n", ""),
-])
+@pytest.mark.parametrize(
+    ("proc_cgroup", "within"),
+    [
+        ("4:memory:/slurm_vm/uid_0/job_12/step_0/task_0\n2:cpuacct:/\n", "Slurm job 12's cgroup (memory:"),
+        ("0::/system.slice/slurmstepd.scope/job_7/step_batch/user/task_0\n", "Slurm job 7's cgroup (v2:"),
+        (
+            "6:freezer:/slurm/uid_0/job_3/step_0\n4:memory:/\n",
+            "",
+        ),  # a controller the sandboxes' groups do not use
+        ("4:memory:/process_api/6cb7\n0::/\n", ""),
+    ],
+)
 def test_scheduler_group(proc_cgroup: str, within: str) -> None:
     found = scheduler_group(proc_cgroup)
     assert found.startswith(within) if within else found == ""

@@ -11,28 +11,45 @@ import pytest
 
 from tests.conftest import ROOT, labs_env
 
-GRADE_READERS = ("labs.cli", "graders.grader.results", "graders.nbgrader.gradebook", "graders.nbgrader.reports", "graders.nbgrader.feedback",
-                 "graders.coursedir")
+GRADE_READERS = (
+    "labs.cli",
+    "graders.grader.results",
+    "graders.nbgrader.gradebook",
+    "graders.nbgrader.reports",
+    "graders.nbgrader.feedback",
+    "graders.coursedir",
+)
 
 
 @pytest.mark.parametrize("module", GRADE_READERS)
 def test_module_imports_without_torch(module: str) -> None:
     code = f"import sys, {module}; print('torch' in sys.modules)"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=labs_env(), capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=labs_env(), capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False", f"importing {module} imports torch"
 
 
-@pytest.mark.parametrize("args", [["run", "no/such/dir"], ["run", "tests/fixtures/course", "--device", "tpu"],
-                                  ["grade", "build", "--cpu", "0"], ["grade", "build", "--memory", "lots"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "no/such/dir"],
+        ["run", "tests/fixtures/course", "--device", "tpu"],
+        ["grade", "build", "--cpu", "0"],
+        ["grade", "build", "--memory", "lots"],
+    ],
+)
 def test_a_mistyped_command_is_answered_without_torch(args: list[str]) -> None:
     """A path that is not there, an unknown device, a limit that is not one: the one-line error comes
     before torch loads."""
-    code = ("import sys\nfrom labs.cli import app\ntry:\n    app(" + repr(args) + ")\n"
-            "except SystemExit as end:\n    print(end.code, 'torch' in sys.modules)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=labs_env(), capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys\nfrom labs.cli import app\ntry:\n    app(" + repr(args) + ")\n"
+        "except SystemExit as end:\n    print(end.code, 'torch' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=labs_env(), capture_output=True, text=True, timeout=120
+    )
     assert proc.stdout.split() == ["2", "False"], proc.stdout + proc.stderr
 
 
@@ -53,4 +70,6 @@ def test_installed_packages_carry_their_bytecode(package: str) -> None:
     assert spec is not None and spec.origin, f"{package} is not installed"
     sources = sorted(Path(spec.origin).parent.rglob("*.py"))
     missing = [str(p) for p in sources if not Path(importlib.util.cache_from_source(str(p))).is_file()]
-    assert sources and not missing, f"{package}: {len(missing)} of {len(sources)} modules without bytecode: {missing[:3]}"
+    assert sources and not missing, (
+        f"{package}: {len(missing)} of {len(sources)} modules without bytecode: {missing[:3]}"
+    )

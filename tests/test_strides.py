@@ -21,8 +21,9 @@ N_RANDOM = 200
 def random_case(rng: random.Random) -> tuple[tuple[int, ...], tuple[int, ...], int, int]:
     """A random (shape, stride, offset, storage size) that as_strided accepts; strides include 0."""
     ndim = rng.randint(0, 4)
-    shape = tuple(rng.choice([0, 1, 1, 2, 3, 4, 5]) if rng.random() < 0.1 else rng.randint(1, 5)
-                  for _ in range(ndim))
+    shape = tuple(
+        rng.choice([0, 1, 1, 2, 3, 4, 5]) if rng.random() < 0.1 else rng.randint(1, 5) for _ in range(ndim)
+    )
     stride = tuple(0 if rng.random() < 0.2 else rng.randint(1, 7) for _ in range(ndim))
     offset = rng.randint(0, 5)
     reach = offset + sum((n - 1) * s for n, s in zip(shape, stride, strict=True) if n > 0)
@@ -46,12 +47,23 @@ def real_views() -> dict[str, torch.Tensor]:
     y = torch.randn(2, 3, 4, 5, generator=torch.Generator().manual_seed(1))
     s = torch.randn(20, generator=torch.Generator().manual_seed(2))
     return {
-        "transpose": x.t(), "slice_step": x[1:, ::2], "row": x[2], "column": x[:, 3],
-        "narrow": x.narrow(1, 2, 3), "diagonal": x.diagonal(), "diagonal_offset": x.diagonal(1),
-        "expand": x[:, :1].expand(4, 6), "unsqueeze_expand": s[:5].unsqueeze(0).expand(3, 5),
-        "permute": y.permute(3, 1, 0, 2), "unfold": s.unfold(0, 5, 2), "view": y.view(6, 20),
-        "channels_last": y.contiguous(memory_format=torch.channels_last), "scalar": s[7],
-        "select_3d": y[1, :, 2:], "movedim": y.movedim(1, -1), "as_strided_overlap": s.as_strided((5, 4), (2, 1), 3),
+        "transpose": x.t(),
+        "slice_step": x[1:, ::2],
+        "row": x[2],
+        "column": x[:, 3],
+        "narrow": x.narrow(1, 2, 3),
+        "diagonal": x.diagonal(),
+        "diagonal_offset": x.diagonal(1),
+        "expand": x[:, :1].expand(4, 6),
+        "unsqueeze_expand": s[:5].unsqueeze(0).expand(3, 5),
+        "permute": y.permute(3, 1, 0, 2),
+        "unfold": s.unfold(0, 5, 2),
+        "view": y.view(6, 20),
+        "channels_last": y.contiguous(memory_format=torch.channels_last),
+        "scalar": s[7],
+        "select_3d": y[1, :, 2:],
+        "movedim": y.movedim(1, -1),
+        "as_strided_overlap": s.as_strided((5, 4), (2, 1), 3),
     }
 
 
@@ -72,7 +84,9 @@ def test_drawn_mapping_equals_torch(case: int) -> None:
     drawn = diagram.mapping("v")
     assert len(drawn) == view.numel(), "every element of a small tensor is drawn"
     for index, storage_index in drawn.items():
-        assert storage_index == int(view[index]), f"v{list(index)} drawn at {storage_index}, torch says {int(view[index])}"
+        assert storage_index == int(view[index]), (
+            f"v{list(index)} drawn at {storage_index}, torch says {int(view[index])}"
+        )
 
 
 @pytest.mark.parametrize("case", range(0, N_RANDOM, 4))
@@ -115,8 +129,17 @@ def test_drawn_cells_of_real_views(name: str) -> None:
 def test_every_element_drawn_for_small_tensors_0d_to_5d(shape: tuple[int, ...]) -> None:
     t = torch.arange(math.prod(shape), dtype=torch.int64).reshape(shape)
     drawn = strides.show(t).mapping()
-    assert sorted(drawn) == sorted(tuple(int(i) for i in idx) for idx in torch.cartesian_prod(
-        *[torch.arange(n) for n in shape]).reshape(-1, len(shape)).tolist()) if shape else list(drawn) == [()]
+    assert (
+        sorted(drawn)
+        == sorted(
+            tuple(int(i) for i in idx)
+            for idx in torch.cartesian_prod(*[torch.arange(n) for n in shape])
+            .reshape(-1, len(shape))
+            .tolist()
+        )
+        if shape
+        else list(drawn) == [()]
+    )
     assert all(v == int(t[k]) for k, v in drawn.items())
 
 
@@ -171,7 +194,9 @@ def test_explain_states_the_facts() -> None:
     assert "storage offset 5" in strides.explain(x.reshape(-1)[5:])
     assert "stride 0 along dim 1" in strides.explain(x[:, :1].expand(3, 4))
     assert "overlapping" in strides.explain(torch.arange(10.0).as_strided((4, 3), (2, 1)))
-    assert "channels_last: yes" in strides.explain(torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.channels_last))
+    assert "channels_last: yes" in strides.explain(
+        torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    )
     assert "gaps: 5 cells" in strides.explain(x[:, ::2])
     assert "empty" in strides.explain(torch.zeros(0, 3))
 

@@ -11,7 +11,9 @@ def test_float64_results_accumulated_in_float32_differ() -> None:
     x = torch.randn(1000, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     want = x.sum()
     assert not compare_wire({"value": x.float().sum().double()}, {"value": want}).ok
-    assert compare_wire({"value": x.sort().values.sum()}, {"value": want}).ok  # another order, float64 rounding
+    assert compare_wire(
+        {"value": x.sort().values.sum()}, {"value": want}
+    ).ok  # another order, float64 rounding
 
 
 def test_a_flushed_tail_differs_only_where_the_probe_compares_relatively() -> None:
@@ -25,4 +27,6 @@ def test_a_flushed_tail_differs_only_where_the_probe_compares_relatively() -> No
 def test_subnormals_are_below_any_relative_comparison() -> None:
     tiny = torch.finfo(torch.float32).tiny
     assert compare_wire({"value": torch.tensor([tiny / 64])}, {"value": torch.tensor([0.0])}, atol=0.0).ok
-    assert not compare_wire({"value": torch.tensor([tiny * 4])}, {"value": torch.tensor([tiny * 8])}, atol=0.0).ok
+    assert not compare_wire(
+        {"value": torch.tensor([tiny * 4])}, {"value": torch.tensor([tiny * 8])}, atol=0.0
+    ).ok

@@ -45,9 +45,9 @@ REACHES = {
     "native code": "from torch.utils.cpp_extension import load_inline",
     "the builtins": "import builtins\nbuiltins.isinstance = None",
     "a module passed as self": "class Net:\n    def forward(self):\n        return self._C.DispatchKey\n"
-                               "Net.forward(torch)",
+    "Net.forward(torch)",
     "torch internals as a class's own": "class Net:\n    def __init__(self):\n        self._C = None\n"
-                                        "    def forward(self):\n        return self._C",
+    "    def forward(self):\n        return self._C",
     "dynamo's frame hooks": "torch._dynamo.eval_frame.set_eval_frame(None)",
     "dynamo under another name": "import torch._dynamo as d\nd.eval_frame.set_eval_frame(None)",
 }
@@ -64,16 +64,24 @@ def test_every_way_to_the_grader_is_refused_by_its_line(way: str) -> None:
 def _lab_imports(chapter: str) -> frozenset[str]:
     """What the grader vets a chapter's solution cells with: its lab's names and policy."""
     [lab] = (ROOT / "course" / chapter).glob("lab_*.ipynb")
-    return imported_names(tuple(c.source for c in nbformat.read(lab, as_version=4).cells if c.cell_type == "code"))
+    return imported_names(
+        tuple(c.source for c in nbformat.read(lab, as_version=4).cells if c.cell_type == "code")
+    )
 
 
 def _solutions() -> list[tuple[str, str, str]]:
     found = []
     for lab in sorted((ROOT / "course").glob("*/lab_*.ipynb")):
         nb = nbformat.read(lab, as_version=4)
-        found += [(f"{lab.name}:{nbgrader_meta(c)['grade_id']}", lab.parent.name, c.source) for c in nb.cells
-                  if c.cell_type == "code" and nbgrader_meta(c).get("solution")]
-    found += [(p.name, p.parent.name, p.read_text()) for p in sorted((ROOT / "tests" / "right_solutions").glob("*/*.py"))]
+        found += [
+            (f"{lab.name}:{nbgrader_meta(c)['grade_id']}", lab.parent.name, c.source)
+            for c in nb.cells
+            if c.cell_type == "code" and nbgrader_meta(c).get("solution")
+        ]
+    found += [
+        (p.name, p.parent.name, p.read_text())
+        for p in sorted((ROOT / "tests" / "right_solutions").glob("*/*.py"))
+    ]
     return found
 
 
@@ -83,17 +91,21 @@ def test_no_correct_solution_is_refused(name: str, chapter: str, source: str) ->
 
 
 def test_ordinary_pytorch_is_not_reflection() -> None:
-    ordinary = ("class Net(nn.Module):\n    \"\"\"Its __init__ makes {self.hidden}.\"\"\"\n"
-                "    def __init__(self):\n        super().__init__()\n"
-                "        self._hidden = nn.Linear(2, 2)\n    def forward(self, x):\n        return self._hidden(x)\n"
-                "n = sum(1 for _ in Net().modules())\nv = torch.ones(2)._version\nname = type(v).__name__\n"
-                "s = torch.stack([v, v]).trace()\nmsg = '{} {:.3f} {name!r}'.format(1, 2.0, name=name)\n")
+    ordinary = (
+        'class Net(nn.Module):\n    """Its __init__ makes {self.hidden}."""\n'
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self._hidden = nn.Linear(2, 2)\n    def forward(self, x):\n        return self._hidden(x)\n"
+        "n = sum(1 for _ in Net().modules())\nv = torch.ones(2)._version\nname = type(v).__name__\n"
+        "s = torch.stack([v, v]).trace()\nmsg = '{} {:.3f} {name!r}'.format(1, 2.0, name=name)\n"
+    )
     assert vet(ordinary, MODULES) == []
 
 
 def test_a_stated_rule_follows_the_helpers_an_exercise_uses() -> None:
-    solutions = {"transpose_view": "def transpose_view(t: torch.Tensor, a, b):\n    return helper(t)\n",
-                 "other": "import numpy as np\n\ndef helper(t):\n    return t.mT\n\nt = 3\n"}
+    solutions = {
+        "transpose_view": "def transpose_view(t: torch.Tensor, a, b):\n    return helper(t)\n",
+        "other": "import numpy as np\n\ndef helper(t):\n    return t.mT\n\nt = 3\n",
+    }
     [finding] = stated_rule_breaks(solutions, "transpose_view", (".t", ".mT", "torch"))
     assert finding.line == 4 and "'mT'" in finding.what and "in 'other'" in finding.what
     assert stated_rule_breaks({"x": "def f(t):\n    return t.mT\n"}, "x", ("transpose",)) == []
@@ -142,27 +154,43 @@ def test_a_solution_cell_may_not_define_another_exercises_function() -> None:
     restored = restore(source, submitted)
     assert [str(f) for f in restored.refused["scale"]] == [
         "line 7: defines 'relu_grad', the exercise of solution cell 'relu_grad' (each exercise's code goes in its "
-        "own cell)"]
+        "own cell)"
+    ]
     assert "raise NotImplementedError()" in restored.solutions["scale"]
     base = scale_cell.source.split("\n\ndef relu_grad")[0]
-    for binding in ("relu_grad = print\n", "if True:\n    def relu_grad(x):\n        return x\n",
-                    "(relu_grad := len)\n", "with open_thing() as relu_grad:\n    pass\n",
-                    "match len:\n    case relu_grad:\n        pass\n", "def f():\n    global relu_grad\n",
-                    "[(relu_grad := v) for v in (len,)]\n", "for relu_grad in (len,):\n    pass\n"):
+    for binding in (
+        "relu_grad = print\n",
+        "if True:\n    def relu_grad(x):\n        return x\n",
+        "(relu_grad := len)\n",
+        "with open_thing() as relu_grad:\n    pass\n",
+        "match len:\n    case relu_grad:\n        pass\n",
+        "def f():\n    global relu_grad\n",
+        "[(relu_grad := v) for v in (len,)]\n",
+        "for relu_grad in (len,):\n    pass\n",
+    ):
         scale_cell.source = binding + base
         refused = restore(source, submitted).refused.get("scale", [])
         assert any("defines 'relu_grad'" in str(f) for f in refused), binding
-    scale_cell.source = "def helper():\n    relu_grad = 1\n    return relu_grad\n\n" + base  # a local of its own
+    scale_cell.source = (
+        "def helper():\n    relu_grad = 1\n    return relu_grad\n\n" + base
+    )  # a local of its own
     assert "scale" not in restore(source, submitted).refused
 
 
 def test_an_iterative_exercise_refuses_recursion_through_any_helper() -> None:
-    solutions = {"order": "def order(o):\n    def walk(n):\n        return [walk(c) for c in n]\n    return helper(o)\n",
-                 "other": "def helper(o):\n    return again(o)\n\ndef again(o):\n    return helper(o) if o else []\n"}
+    solutions = {
+        "order": "def order(o):\n    def walk(n):\n        return [walk(c) for c in n]\n    return helper(o)\n",
+        "other": "def helper(o):\n    return again(o)\n\ndef again(o):\n    return helper(o) if o else []\n",
+    }
     found = {(f.line, f.what) for f in stated_rule_breaks(solutions, "order", iterative=True)}
-    assert found == {(2, "'walk' calls itself"), (1, "'helper' calls itself (in 'other', which it uses)"),
-                     (4, "'again' calls itself (in 'other', which it uses)")}
-    loop = {"order": "def order(o):\n    todo, seen = [o], []\n    while todo:\n        seen.append(todo.pop())\n    return seen\n"}
+    assert found == {
+        (2, "'walk' calls itself"),
+        (1, "'helper' calls itself (in 'other', which it uses)"),
+        (4, "'again' calls itself (in 'other', which it uses)"),
+    }
+    loop = {
+        "order": "def order(o):\n    todo, seen = [o], []\n    while todo:\n        seen.append(todo.pop())\n    return seen\n"
+    }
     assert stated_rule_breaks(loop, "order", iterative=True) == []
 
 
@@ -175,7 +203,7 @@ ROUTES = {
     "string.Formatter's fields": "import string\nfield = string.Formatter().get_field('0.__globals__', [len], {})",
     "a format field built at run time": "name = '_' * 2 + 'globals' + '_' * 2\ntext = ('{0.' + name + '}').format(len)",
     "typing evaluates a string annotation": "import typing\ndef f(x: 'print(1)'):\n    pass\n"
-                                            "hints = typing.get_type_hints(f)",
+    "hints = typing.get_type_hints(f)",
     "a string inside an annotation": "def f(x: list['print(1)']):\n    pass\n",
     "typing's forward references": "import typing\nref = typing.ForwardRef('print(1)')",
     "enum.bltns.exec": "import enum\nenum.bltns.exec('import os')",
@@ -189,15 +217,15 @@ ROUTES = {
     "a module as a default": "def patch(m=np):\n    m.allclose = len\n",
     "builtins.sorted replaced": "import builtins\nbuiltins.sorted = lambda values, **k: []",
     "functools.singledispatch's wrapper": "import functools\nbroadcast_shape = functools.singledispatch(len)\n"
-                                           "broadcast_shape.register(tuple, np.broadcast_shapes)",
+    "broadcast_shape.register(tuple, np.broadcast_shapes)",
     "a process from torch.cuda.tunable.mp": "ctx = torch.cuda.tunable.mp.get_context('fork')\n"
-                                             "ctx.Process(target=print).start()",
+    "ctx.Process(target=print).start()",
     "threads from tunable.concurrent.futures": "pool = torch.cuda.tunable.concurrent.futures.ThreadPoolExecutor(2)",
     "a shell through spawnv_passfds": "torch.cuda.tunable.mp.util.spawnv_passfds('/bin/sh', ['sh', '-c', 'id'], ())",
     "torch.library kernels": "lib = torch.library.Library('spy', 'DEF')\nlib.define('f(Tensor x) -> Tensor')\n"
-                             "lib.impl('f', lambda x: x, 'CompositeExplicitAutograd')",
+    "lib.impl('f', lambda x: x, 'CompositeExplicitAutograd')",
     "a custom op": "@torch.library.custom_op('spy::g', mutates_args=())\ndef g(x: torch.Tensor) -> torch.Tensor:\n"
-                   "    return x.clone()\n",
+    "    return x.clone()\n",
     "torch.ops loads native code": "torch.ops.load_library('/tmp/spy.so')",
     "__del__ through type()": "Spy = type('Spy', (), {'__del__': lambda self: None})",
     "a dunder built at run time through type()": "name = '_' * 2 + 'del' + '_' * 2\nSpy = type('Spy', (), {name: print})",
@@ -218,7 +246,7 @@ ROUTES = {
     "a private module under a public name": "from torch.utils import _python_dispatch",
     "a shell escape": "!id",
     "a function rebuilt from a code object": "f = lambda m: m.x\n"
-                                              "g = type(f)(f.__code__.replace(co_names=('__globals__',)), {})",
+    "g = type(f)(f.__code__.replace(co_names=('__globals__',)), {})",
     "a metaclass from type(type(x))": "name = '_' * 2 + 'del' + '_' * 2\nSpy = type(type(0))('Spy', (), {name: print})",
     "abc.ABCMeta builds a class": "import abc\nname = '_' * 2 + 'del' + '_' * 2\nSpy = abc.ABCMeta('Spy', (), {name: print})",
     "a library class as a value": "T = type(torch.ones(1))\nT.clone = len",
@@ -235,11 +263,11 @@ ROUTES = {
     # a second outsider's tries: code generated and run by fx and dynamo, files through onnx, numpy and the
     # profiler, a format method read in a class pattern, code objects of compiled functions
     "torch.ao's fx tracer": "from torch.ao.quantization.fx.tracer import QuantizationTracer\n"
-                            "graph = QuantizationTracer([], []).trace(torch.nn.Identity())",
+    "graph = QuantizationTracer([], []).trace(torch.nn.Identity())",
     "a module's compile": "model = torch.nn.Linear(2, 2)\nmodel.compile()",
     "a graph module's recompile": "def backend(gm, inputs):\n    gm.recompile()\n    return gm",
     "onnx's external data reads a file": "import onnx\nt = onnx.TensorProto()\n"
-                                         "onnx.external_data_helper.load_external_data_for_tensor(t, '/etc')",
+    "onnx.external_data_helper.load_external_data_for_tensor(t, '/etc')",
     "onnx.save writes a file": "import onnx\nonnx.save(onnx.ModelProto(), '/tmp/x')",
     "an array's dump": "import numpy as np\nnp.arange(3).dump('/tmp/x')",
     "the profiler's trace": "with torch.profiler.profile() as p:\n    pass\np.export_chrome_trace('/tmp/x')",
@@ -264,7 +292,10 @@ def test_a_lab_that_uses_a_denied_module_allows_it_there_only() -> None:
     assert vet(custom_op, _lab_imports("05_deployment")) == []  # lab 05 teaches custom operators
     assert vet(custom_op, _lab_imports("02_tensors")) != []
     assert vet("ranks = dist.get_world_size()", _lab_imports("04_distributed")) == []
-    assert vet("import torch.distributed as dist\nranks = dist.get_world_size()", _lab_imports("01_autograd")) != []
+    assert (
+        vet("import torch.distributed as dist\nranks = dist.get_world_size()", _lab_imports("01_autograd"))
+        != []
+    )
     assert vet("torch.ops.load_library('/tmp/x.so')", _lab_imports("05_deployment")) != []  # native code
     explain = "found = torch._dynamo.explain(len)"  # its guards hold weak references to modules
     assert vet(explain, _lab_imports("05_deployment")) == []
@@ -276,18 +307,34 @@ def test_a_library_function_bound_to_a_graded_name_breaks_the_stated_rule() -> N
     rule window where it runs: tests/test_rules.py)."""
     from graders.grader.grading import load_lab
 
-    forbid = load_lab(ROOT / "course" / "02_tensors" / "lab_tensors.ipynb").probes["test_broadcast_shape"].forbid
-    for spelling in ("broadcast_shape = numpy.broadcast_shapes", "broadcast_shape = np.broadcast_shapes",
-                     "from numpy import broadcast_shapes as broadcast_shape"):
+    forbid = (
+        load_lab(ROOT / "course" / "02_tensors" / "lab_tensors.ipynb").probes["test_broadcast_shape"].forbid
+    )
+    for spelling in (
+        "broadcast_shape = numpy.broadcast_shapes",
+        "broadcast_shape = np.broadcast_shapes",
+        "from numpy import broadcast_shapes as broadcast_shape",
+    ):
         assert vet(spelling, _lab_imports("02_tensors")) == []  # no reflection: ordinary code
         assert stated_rule_breaks({"broadcast_shape": spelling}, "broadcast_shape", forbid), spelling
 
 
-@pytest.mark.parametrize("identifier", [
-    "def f(__x):\n    pass\n", "def f(*, __x=1):\n    pass\n", "class __C:\n    pass\n", "global __y\n",
-    "for __z in []:\n    pass\n", "try:\n    pass\nexcept Exception as __e:\n    pass\n",
-    "match 1:\n    case [*__rest]:\n        pass\n", "match 1:\n    case {**__rest}:\n        pass\n",
-    "x = lambda __a: 1\n", "import math as __m\n", "y = __spec__\n"])
+@pytest.mark.parametrize(
+    "identifier",
+    [
+        "def f(__x):\n    pass\n",
+        "def f(*, __x=1):\n    pass\n",
+        "class __C:\n    pass\n",
+        "global __y\n",
+        "for __z in []:\n    pass\n",
+        "try:\n    pass\nexcept Exception as __e:\n    pass\n",
+        "match 1:\n    case [*__rest]:\n        pass\n",
+        "match 1:\n    case {**__rest}:\n        pass\n",
+        "x = lambda __a: 1\n",
+        "import math as __m\n",
+        "y = __spec__\n",
+    ],
+)
 def test_every_identifier_is_checked(identifier: str) -> None:
     assert vet(identifier, MODULES), identifier
 
@@ -319,7 +366,11 @@ def test_the_slowest_cell_within_the_bounds_parses_quickly(shape: str) -> None:
     """The worst a cell can cost the parser (and every thread waiting on its lock) under MAX_BRACES: the
     bound is what the lock's docs promise, measured as this thread's CPU time."""
     fields = MAX_BRACES
-    cell = 'x = 1\ny = f"' + "{x}" * fields + '"\n' if shape == "one f-string" else "x = 1\n" + 'y = f"{x}"\n' * fields
+    cell = (
+        'x = 1\ny = f"' + "{x}" * fields + '"\n'
+        if shape == "one f-string"
+        else "x = 1\n" + 'y = f"{x}"\n' * fields
+    )
     cell += "z = x + x  # " + "w" * (MAX_CELL_BYTES - len(cell) - 20) + "\n"
     _read_within_bounds.cache_clear()
     started = time.thread_time()
@@ -336,15 +387,18 @@ def test_an_accepted_cell_is_parsed_once() -> None:
     assert _read_within_bounds.cache_info().misses == 1
 
 
-@pytest.mark.parametrize("spelling", [
-    "import torch.backends.xeon.run_cpu\n",  # a launcher: subprocess.Popen of numactl/taskset
-    "from torch.backends.xeon import run_cpu\n",
-    "from torch.backends.xeon.run_cpu import main\n",
-    "launch = torch.backends.xeon.run_cpu.main\n",
-    "import torch.utils.hipify.hipify_python as h\n",  # rewrites files
-    "import onnxruntime.tools.symbolic_shape_infer\n",
-    "import torch.nn.utils.prune\n",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "import torch.backends.xeon.run_cpu\n",  # a launcher: subprocess.Popen of numactl/taskset
+        "from torch.backends.xeon import run_cpu\n",
+        "from torch.backends.xeon.run_cpu import main\n",
+        "launch = torch.backends.xeon.run_cpu.main\n",
+        "import torch.utils.hipify.hipify_python as h\n",  # rewrites files
+        "import onnxruntime.tools.symbolic_shape_infer\n",
+        "import torch.nn.utils.prune\n",
+    ],
+)
 def test_a_module_its_package_does_not_load_is_refused(spelling: str) -> None:
     """What ``import torch`` does not load and no package hands out is a tool or a launcher, not API: refused
     (torch.backends.xeon.run_cpu starts processes), except where the lab's own code uses it."""
@@ -354,11 +408,14 @@ def test_a_module_its_package_does_not_load_is_refused(spelling: str) -> None:
     assert vet(spelling, imported_names((spelling, "import torch\n"))) == []
 
 
-@pytest.mark.parametrize("spelling", [
-    "from collections.abc import Iterable\nok = isinstance([1], Iterable)\n",
-    "import collections.abc\nok = isinstance([1], collections.abc.Sequence)\n",
-    "import collections\nok = isinstance([1], collections.abc.Sized)\n",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "from collections.abc import Iterable\nok = isinstance([1], Iterable)\n",
+        "import collections.abc\nok = isinstance([1], collections.abc.Sequence)\n",
+        "import collections\nok = isinstance([1], collections.abc.Sized)\n",
+    ],
+)
 def test_a_standard_library_submodule_of_an_allowed_module_is_api(spelling: str) -> None:
     """The standard library's packages load their API on demand (``import collections`` does not load
     ``collections.abc``): the tool-module rule is for installed packages, so plain API is not refused."""
@@ -366,10 +423,13 @@ def test_a_standard_library_submodule_of_an_allowed_module_is_api(spelling: str)
         assert vet(spelling, _lab_imports(chapter)) == [], chapter
 
 
-@pytest.mark.parametrize("spelling", [
-    "from collections import abc\nabc.Sized.register = len\n",
-    "import collections.abc\nlib = collections.abc._collections_abc\n",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "from collections import abc\nabc.Sized.register = len\n",
+        "import collections.abc\nlib = collections.abc._collections_abc\n",
+    ],
+)
 def test_a_standard_library_submodule_keeps_the_other_checks(spelling: str) -> None:
     """Exempt from the tool-module rule is not exempt from the rest: no module as a value, no private names."""
     assert vet(spelling, _lab_imports("02_tensors")) != []
@@ -378,8 +438,14 @@ def test_a_standard_library_submodule_keeps_the_other_checks(spelling: str) -> N
 def test_the_vetting_imports_no_module_a_cell_names() -> None:
     """In a fresh grader process: vetting cells that name modules outside the packages' own loads imports
     none of them (importing runs their code in the trusted grader), and numpy's lazy ``random`` stays API."""
-    names = ["torch.backends.xeon", "torch.backends.xeon.run_cpu", "torch.utils.hipify", "onnxruntime.tools",
-             "onnxruntime.tools.symbolic_shape_infer", "torch.nn.utils.prune"]
+    names = [
+        "torch.backends.xeon",
+        "torch.backends.xeon.run_cpu",
+        "torch.utils.hipify",
+        "onnxruntime.tools",
+        "onnxruntime.tools.symbolic_shape_infer",
+        "torch.nn.utils.prune",
+    ]
     script = (
         "import json, sys\n"
         "from graders.grader.vetting import vet\n"
@@ -387,8 +453,11 @@ def test_the_vetting_imports_no_module_a_cell_names() -> None:
         "         'import onnxruntime.tools.symbolic_shape_infer', 'p = torch.nn.utils.prune.l1_unstructured']\n"
         "refused = [bool(vet(c, ['torch'])) for c in cells]\n"
         "honest = vet('r = np.random.default_rng(0).normal(size=3)\\ns = np.fft.fft(r)', ['np'])\n"
-        f"print(json.dumps([refused, honest, [m for m in {names!r} if m in sys.modules]]))\n")
-    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300)
+        f"print(json.dumps([refused, honest, [m for m in {names!r} if m in sys.modules]]))\n"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     refused, honest, imported = json.loads(found.stdout.strip().splitlines()[-1])
     assert refused == [True] * 4 and honest == [] and imported == [], found.stderr[-2000:]
 
@@ -409,7 +478,9 @@ def test_stated_rules_are_linear_in_the_cells_size() -> None:
     lines = "a = a\n" * 10_000  # 60,000 bytes
     assert len(lines) <= MAX_CELL_BYTES
     started = time.thread_time()
-    assert stated_rule_breaks({"x": lines + "def f():\n    return a\n"}, "x", ("numpy",), iterative=True) == []
+    assert (
+        stated_rule_breaks({"x": lines + "def f():\n    return a\n"}, "x", ("numpy",), iterative=True) == []
+    )
     assert time.thread_time() - started < 2.0
 
 
@@ -442,17 +513,23 @@ def test_a_20_mib_notebook_of_500_magics_does_not_hold_up_an_honest_one() -> Non
 
 def test_a_stated_rule_sees_a_module_under_another_name() -> None:
     """``import numpy as xp`` in another solution cell, and the notebook's ``F``, name the modules they are."""
-    solutions = {"shape": "def shape(*s):\n    return xp.broadcast_shapes(*s)\n", "other": "import numpy as xp\n"}
+    solutions = {
+        "shape": "def shape(*s):\n    return xp.broadcast_shapes(*s)\n",
+        "other": "import numpy as xp\n",
+    }
     [finding] = stated_rule_breaks(solutions, "shape", ("numpy",))
     assert "'numpy'" in finding.what and "in 'other'" in finding.what
     assert stated_rule_breaks({"f": "def f(x):\n    return F.relu(x)\n"}, "f", ("torch",))
 
 
-@pytest.mark.parametrize("spelling", [
-    "torch.nn.parallel.parallel_apply([len, len], [(1,), (2,)])",  # a thread per module
-    "writer = torch.utils.tensorboard.SummaryWriter()",  # a writer thread
-    "import torch.utils.data as data\nloader = data.DataLoader([1], num_workers=2)",
-])
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "torch.nn.parallel.parallel_apply([len, len], [(1,), (2,)])",  # a thread per module
+        "writer = torch.utils.tensorboard.SummaryWriter()",  # a writer thread
+        "import torch.utils.data as data\nloader = data.DataLoader([1], num_workers=2)",
+    ],
+)
 def test_no_thread_or_process_in_a_lab_that_does_not_teach_them(spelling: str) -> None:
     for chapter in ("01_autograd", "02_tensors"):
         assert vet(spelling, _lab_imports(chapter)), (chapter, spelling)

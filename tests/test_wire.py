@@ -19,8 +19,13 @@ from hypothesis import strategies as st
 from graders.boundary import wire
 from graders.inside.probing import to_plain
 
-FUZZ = settings(max_examples=200, derandomize=True, database=None, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=200,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 SMALL = wire.Budget(max_bytes=1 << 16, max_values=500, max_depth=8, max_string=40, seconds=20.0)
 
 
@@ -149,16 +154,34 @@ def decoded_within_budget(data: bytes, budget: wire.Budget = SMALL) -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
-    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.sampled_from(["$tuple", "$dict", "$tensor", "a"]),
-                                                                inner, max_size=2),
-    max_leaves=40)
+    lambda inner: (
+        st.lists(inner, max_size=6)
+        | st.dictionaries(st.sampled_from(["$tuple", "$dict", "$tensor", "a"]), inner, max_size=2)
+    ),
+    max_leaves=40,
+)
 plain_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=False) | st.text(max_size=40),
-    lambda inner: st.lists(inner, max_size=5) | st.lists(inner, max_size=5).map(tuple)
-    | st.dictionaries(st.text(max_size=40), inner, max_size=4),
-    max_leaves=30)
-descriptors = st.lists(st.none() | st.integers(-3, 20) | st.sampled_from(sorted(wire.DTYPES)) | st.text(max_size=8)
-                       | st.lists(st.integers(-2, 2**63), max_size=4), min_size=3, max_size=5)
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=40),
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.lists(inner, max_size=5).map(tuple)
+        | st.dictionaries(st.text(max_size=40), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+descriptors = st.lists(
+    st.none()
+    | st.integers(-3, 20)
+    | st.sampled_from(sorted(wire.DTYPES))
+    | st.text(max_size=8)
+    | st.lists(st.integers(-2, 2**63), max_size=4),
+    min_size=3,
+    max_size=5,
+)
 
 
 @FUZZ
@@ -191,4 +214,4 @@ def test_an_honest_message_round_trips_and_any_damage_is_refused(value: Any, dat
     decoded_within_budget(sent[:cut])
     where = data.draw(st.integers(0, len(sent) - 1), label="where")
     byte = data.draw(st.integers(0, 255), label="byte")
-    decoded_within_budget(sent[:where] + bytes([byte]) + sent[where + 1:])
+    decoded_within_budget(sent[:where] + bytes([byte]) + sent[where + 1 :])

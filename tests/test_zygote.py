@@ -52,8 +52,11 @@ def env(tmp_path: Path) -> dict[str, str]:
 def test_forked_kernel_matches_a_cold_one(tmp_path: Path, env: dict[str, str]):
     with kernel_zygote(env) as zygote:
         assert zygote is not None
-        kernels = [start_warm_kernel(env, zygote=zygote), start_warm_kernel(env, zygote=zygote),
-                   start_warm_kernel(env)]
+        kernels = [
+            start_warm_kernel(env, zygote=zygote),
+            start_warm_kernel(env, zygote=zygote),
+            start_warm_kernel(env),
+        ]
         try:
             first, second, cold = (_probe(k, tmp_path) for k in kernels)
             assert [k.forked for k in kernels] == [True, True, False]
@@ -91,8 +94,9 @@ def _running(pid: int | None) -> bool:
 
 
 @pytest.mark.slow
-def test_falls_back_to_a_cold_start(tmp_path: Path, env: dict[str, str], capsys: pytest.CaptureFixture,
-                                    monkeypatch: pytest.MonkeyPatch):
+def test_falls_back_to_a_cold_start(
+    tmp_path: Path, env: dict[str, str], capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setattr(forked._Fallback, "reason", None)
     gone = ZygoteAddress(str(tmp_path / "no-zygote"), forked.zygote_env(env))
     kernel = start_warm_kernel(env, zygote=gone)
@@ -102,12 +106,14 @@ def test_falls_back_to_a_cold_start(tmp_path: Path, env: dict[str, str], capsys:
     finally:
         kernel.shutdown()
     assert "labs run: starting kernels cold: the zygote is not running (FileNotFoundError" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 @pytest.mark.slow
-def test_a_zygote_that_cannot_import_says_so(tmp_path: Path, env: dict[str, str], capfd: pytest.CaptureFixture,
-                                             monkeypatch: pytest.MonkeyPatch):
+def test_a_zygote_that_cannot_import_says_so(
+    tmp_path: Path, env: dict[str, str], capfd: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setattr(forked._Fallback, "reason", None)
     broken = tmp_path / "broken" / "labutils"
     broken.mkdir(parents=True)
@@ -139,8 +145,10 @@ def test_only_the_zygotes_environment_is_forked():
 
 
 def test_fork_hazard_sees_threads():
-    code = ("import threading, time\nfrom zygote.server import fork_hazard\nprint(fork_hazard())\n"
-            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\nprint(fork_hazard())")
+    code = (
+        "import threading, time\nfrom zygote.server import fork_hazard\nprint(fork_hazard())\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\nprint(fork_hazard())"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[0] == "None"
     assert "2 threads running" in out.splitlines()[1]
@@ -171,8 +179,12 @@ def core_zygote(tmp_path: Path):
 @pytest.mark.slow
 def test_forked_children_draw_their_own_random_numbers_and_report_exit_codes(core_zygote):
     zygote, env, tmp_path = core_zygote
-    children = [zygote.fork({"argv": [str(code)], "env": env, "cwd": str(tmp_path),
-                             "stdout": str(tmp_path / f"{k}.out")}) for k, code in enumerate((0, 3, 0))]
+    children = [
+        zygote.fork(
+            {"argv": [str(code)], "env": env, "cwd": str(tmp_path), "stdout": str(tmp_path / f"{k}.out")}
+        )
+        for k, code in enumerate((0, 3, 0))
+    ]
     assert [child.wait(60) for child in children] == [0, 3, 0]
     draws = [(tmp_path / f"{k}.out").read_text().split() for k in range(3)]
     for source in range(3):  # torch, numpy and random each differ between every two children
@@ -192,9 +204,11 @@ def test_a_child_whose_zygote_died_counts_as_killed(core_zygote):
 
 
 def test_fork_checked_refuses_from_a_threaded_process():
-    code = ("import threading, time\nfrom zygote.server import ForkRefused, fork_checked\n"
-            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
-            "try:\n    fork_checked()\nexcept ForkRefused as err:\n    print('refused:', err)\n")
+    code = (
+        "import threading, time\nfrom zygote.server import ForkRefused, fork_checked\n"
+        "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "try:\n    fork_checked()\nexcept ForkRefused as err:\n    print('refused:', err)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.startswith("refused: 2 threads running")
 
@@ -217,23 +231,35 @@ def test_frames_round_trip_and_refuse_corrupt_lengths(tmp_path: Path):
 
 
 def test_preload_names_the_import_that_left_a_thread_running(tmp_path: Path):
-    (tmp_path / "threaded_mod.py").write_text("import threading, time\n"
-                                              "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n")
-    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom zygote.server import ForkRefused, preload\n"
-            "print(preload(['json', 'no_such_module_x'], required=False))\n"
-            "try:\n    preload(['threaded_mod'], required=False)\nexcept ForkRefused as err:\n    print(err)\n")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
-    assert out.splitlines() == ["['no_such_module_x']",
-                                "importing threaded_mod started a thread: a zygote must not preload it"]
+    (tmp_path / "threaded_mod.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+    )
+    code = (
+        "import sys\nsys.path.insert(0, sys.argv[1])\nfrom zygote.server import ForkRefused, preload\n"
+        "print(preload(['json', 'no_such_module_x'], required=False))\n"
+        "try:\n    preload(['threaded_mod'], required=False)\nexcept ForkRefused as err:\n    print(err)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines() == [
+        "['no_such_module_x']",
+        "importing threaded_mod started a thread: a zygote must not preload it",
+    ]
 
 
 def test_preload_waits_for_a_thread_that_ends_a_moment_later(tmp_path: Path):
     """Not every thread an import starts is a hazard: one that ends within the grace period is not."""
-    (tmp_path / "brief_thread_mod.py").write_text("import threading, time\n"
-                                                  "threading.Thread(target=time.sleep, args=(0.3,)).start()\n")
-    code = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom zygote.server import fork_hazard, preload\n"
-            "print(preload(['brief_thread_mod']), fork_hazard())\n")
-    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "brief_thread_mod.py").write_text(
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()\n"
+    )
+    code = (
+        "import sys\nsys.path.insert(0, sys.argv[1])\nfrom zygote.server import fork_hazard, preload\n"
+        "print(preload(['brief_thread_mod']), fork_hazard())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[] None"
 
 
@@ -269,8 +295,9 @@ def test_a_zygote_forked_from_a_warm_process_serves_like_a_started_one(tmp_path:
     state as with Zygote.start; it exits when stopped; a threaded process is refused."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "child_target.py").write_text(CHILD)
-    proc = subprocess.run([sys.executable, "-c", FORKED_HERE, str(tmp_path)], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", FORKED_HERE, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     assert found["codes"] == [0, 3, 0] and found["server_exit"] == 0, found

@@ -66,8 +66,12 @@ def _exit_code(exc: SystemExit) -> int:
     return 0 if exc.code is None else 1
 
 
-def become(request: dict[str, Any], target: Callable[[list[str]], object], close_fds: Iterable[int] = (),
-           started_fd: int | None = None) -> None:
+def become(
+    request: dict[str, Any],
+    target: Callable[[list[str]], object],
+    close_fds: Iterable[int] = (),
+    started_fd: int | None = None,
+) -> None:
     """In a freshly forked child: set it up as a new process, run ``target(request["argv"])``; never return.
 
     Closing ``started_fd`` tells the zygote the child has its own session. The exit code is 0 when

@@ -157,30 +157,67 @@ class Zygote:
         return str(self.folder / "socket")
 
     @classmethod
-    def start(cls, target: str, preload: Sequence[str], env: dict[str, str], *, folder: Path | None = None,
-              name: str = "zygote", stderr: int | IO[Any] | None = None) -> Zygote:
+    def start(
+        cls,
+        target: str,
+        preload: Sequence[str],
+        env: dict[str, str],
+        *,
+        folder: Path | None = None,
+        name: str = "zygote",
+        stderr: int | IO[Any] | None = None,
+    ) -> Zygote:
         """Start ``python -m zygote.server`` whose children call ``target`` (``module:function``)."""
 
         def spawn(listener: socket.socket) -> subprocess.Popen:
-            command = [sys.executable, "-m", "zygote.server", "--fd", str(listener.fileno()), "--target", target,
-                       "--name", name, "--preload", *preload]
-            return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
-                                    env=env, pass_fds=(listener.fileno(),), start_new_session=True)
+            command = [
+                sys.executable,
+                "-m",
+                "zygote.server",
+                "--fd",
+                str(listener.fileno()),
+                "--target",
+                target,
+                "--name",
+                name,
+                "--preload",
+                *preload,
+            ]
+            return subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=env,
+                pass_fds=(listener.fileno(),),
+                start_new_session=True,
+            )
 
         return cls._serving(folder, spawn)
 
     @classmethod
-    def forked(cls, target: str, preload: Sequence[str], env: dict[str, str], *, folder: Path | None = None,
-               name: str = "zygote") -> Zygote:
+    def forked(
+        cls,
+        target: str,
+        preload: Sequence[str],
+        env: dict[str, str],
+        *,
+        folder: Path | None = None,
+        name: str = "zygote",
+    ) -> Zygote:
         """Like :meth:`start`, but forked from this process (:func:`zygote.server.fork_server`): no
         interpreter start-up, and only what this process has not imported yet to import. Raises
         :class:`zygote.server.ForkRefused` where this process may not fork."""
         from zygote.server import fork_server
 
-        return cls._serving(folder, lambda listener: ServerProcess(*fork_server(listener, target, preload, env, name)))
+        return cls._serving(
+            folder, lambda listener: ServerProcess(*fork_server(listener, target, preload, env, name))
+        )
 
     @classmethod
-    def _serving(cls, folder: Path | None, launch: Callable[[socket.socket], subprocess.Popen | ServerProcess]) -> Zygote:
+    def _serving(
+        cls, folder: Path | None, launch: Callable[[socket.socket], subprocess.Popen | ServerProcess]
+    ) -> Zygote:
         """A private folder and a listening socket in it, handed to the zygote ``launch`` starts."""
         folder = Path(folder or tempfile.mkdtemp(prefix="zygote-"))
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ def write_all(fd: int, data: bytes) -> None:
     """All of ``data`` to a blocking file descriptor."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def read_exact(fd: int, size: int, deadline: float | None = None) -> bytes:

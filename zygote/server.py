@@ -266,8 +266,9 @@ def serve(listener: socket.socket, target: Target) -> None:
                 _answer(conn, target, reaper, (listener.fileno(), wake_r, wake_w))
 
 
-def fork_server(listener: socket.socket, target: str, names: Iterable[str], env: dict[str, str],
-                name: str = "zygote") -> tuple[int, int]:
+def fork_server(
+    listener: socket.socket, target: str, names: Iterable[str], env: dict[str, str], name: str = "zygote"
+) -> tuple[int, int]:
     """Fork a zygote from this process, serving ``listener`` like ``python -m zygote.server`` would:
     (its pid, the write end of its stdin; it exits when that closes).
 
@@ -282,8 +283,9 @@ def fork_server(listener: socket.socket, target: str, names: Iterable[str], env:
     return pid, stdin_w
 
 
-def _become_server(listener: socket.socket, stdin_r: int, target: str, names: Iterable[str], env: dict[str, str],
-                   name: str) -> None:
+def _become_server(
+    listener: socket.socket, stdin_r: int, target: str, names: Iterable[str], env: dict[str, str], name: str
+) -> None:
     """In a child of :func:`fork_server`: a session of its own, nothing of the parent's descriptors, serve."""
     code = 0
     try:

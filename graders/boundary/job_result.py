@@ -15,7 +15,9 @@ from typing import Any
 from graders.boundary.protocol import KIND_ASK_PROBES, KIND_DONE, DoneHeader, Outcome, Status
 
 HEADER_BYTES = 4 << 20
-HEADER_VALUES = 100_000  # JSON values in a header (wire.values_in): a supervisor's honest one holds a few hundred
+HEADER_VALUES = (
+    100_000  # JSON values in a header (wire.values_in): a supervisor's honest one holds a few hundred
+)
 EXCERPT_CHARS = 200  # of a visible test failure: all a report ever shows of text from the sandbox
 MAX_CELLS = 10_000
 
@@ -42,12 +44,24 @@ class Contracts:
         """The well-formed entries of a decoded contracts record (others are dropped)."""
         effects = {}
         for entry in record.get("effects", []) if isinstance(record.get("effects"), list) else []:
-            if (isinstance(entry, list) and len(entry) == 3 and type(entry[0]) is int and isinstance(entry[1], str)
-                    and _strings(entry[2])):
+            if (
+                isinstance(entry, list)
+                and len(entry) == 3
+                and type(entry[0]) is int
+                and isinstance(entry[1], str)
+                and _strings(entry[2])
+            ):
                 effects[(entry[0], entry[1])] = list(entry[2])
         raw_varied = record.get("varied")
-        varied = {name: list(kinds) for name, kinds in raw_varied.items() if isinstance(name, str) and _strings(kinds)} \
-            if isinstance(raw_varied, dict) else {}
+        varied = (
+            {
+                name: list(kinds)
+                for name, kinds in raw_varied.items()
+                if isinstance(name, str) and _strings(kinds)
+            }
+            if isinstance(raw_varied, dict)
+            else {}
+        )
         return cls(effects, varied)
 
 
@@ -131,7 +145,9 @@ def outcome_of(header: dict[str, Any]) -> JobOutcome:
     done = DoneHeader.from_message(header)
     if done is None:
         return JobOutcome(Status.BAD_RESULT)
-    return JobOutcome(done.status, done.seconds, done.cpu_seconds, done.max_rss_mb, done.output_tail, done.isolation)
+    return JobOutcome(
+        done.status, done.seconds, done.cpu_seconds, done.max_rss_mb, done.output_tail, done.isolation
+    )
 
 
 def cell_runs(cells: Any) -> dict[str, CellRun] | None:
@@ -141,7 +157,9 @@ def cell_runs(cells: Any) -> dict[str, CellRun] | None:
         return None
     out = {}
     for key, cell in cells.items():
-        if not (isinstance(cell, dict) and type(cell.get("ok")) is bool and isinstance(cell.get("error"), str)):
+        if not (
+            isinstance(cell, dict) and type(cell.get("ok")) is bool and isinstance(cell.get("error"), str)
+        ):
             return None
         out[key] = CellRun(cell["ok"], cell["error"][:EXCERPT_CHARS])
     return out

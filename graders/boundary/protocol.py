@@ -56,8 +56,16 @@ class Status(str, Enum):
 
 
 # What the supervisor inside the sandbox may report; the others are the grader's own findings.
-SUPERVISOR_STATUSES = frozenset({Status.OK, Status.TIMEOUT, Status.CRASHED, Status.OUTPUT_LIMIT,
-                                 Status.RESULT_TOO_LARGE, Status.BAD_RESULT})
+SUPERVISOR_STATUSES = frozenset(
+    {
+        Status.OK,
+        Status.TIMEOUT,
+        Status.CRASHED,
+        Status.OUTPUT_LIMIT,
+        Status.RESULT_TOO_LARGE,
+        Status.BAD_RESULT,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -121,9 +129,15 @@ class JobSpec:
     def from_frame(cls, frame: bytes) -> JobSpec:
         """Inverse of :meth:`to_frame` (the grader's own message)."""
         data = json.loads(frame)
-        return cls([Cell(**c) for c in data["cells"]], Limits(**data["limits"]), int(data["uid"]),
-                   bool(data["uid_optional"]), dict(data["env"]), int(data.get("base_processes", 0)),
-                   list(data.get("keep", [])))
+        return cls(
+            [Cell(**c) for c in data["cells"]],
+            Limits(**data["limits"]),
+            int(data["uid"]),
+            bool(data["uid_optional"]),
+            dict(data["env"]),
+            int(data.get("base_processes", 0)),
+            list(data.get("keep", [])),
+        )
 
 
 @dataclass(frozen=True)
@@ -144,8 +158,13 @@ class ProbeRequest:
     def from_frame(cls, frame: bytes) -> ProbeRequest:
         """Inverse of :meth:`to_frame`; an empty frame is a request of no probes."""
         data = json.loads(frame or b"{}")
-        return cls(str(data.get("source", "")), str(data.get("file", "")), int(data.get("salt", 0)),
-                   bool(data.get("traceback", False)), list(data.get("only", [])))
+        return cls(
+            str(data.get("source", "")),
+            str(data.get("file", "")),
+            int(data.get("salt", 0)),
+            bool(data.get("traceback", False)),
+            list(data.get("only", [])),
+        )
 
 
 @dataclass
@@ -193,16 +212,30 @@ class DoneHeader(Outcome):
         if status is None or status not in SUPERVISOR_STATUSES:
             return None
         notes = message.get("isolation")
-        isolation = [n[:ISOLATION_NOTE_CHARS] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+        isolation = (
+            [n[:ISOLATION_NOTE_CHARS] for n in notes if isinstance(n, str)] if isinstance(notes, list) else []
+        )
         exit_code, output_bytes = message.get("exit_code"), message.get("output_bytes")
-        return cls(status, values["seconds"], values["cpu_seconds"], values["max_rss_mb"],
-                   values["output_tail"][-OUTPUT_TAIL_CHARS:], isolation,
-                   cells if isinstance(cells := message.get("cells"), dict) else {},
-                   exit_code if type(exit_code) is int else 0, output_bytes if type(output_bytes) is int else 0)
+        return cls(
+            status,
+            values["seconds"],
+            values["cpu_seconds"],
+            values["max_rss_mb"],
+            values["output_tail"][-OUTPUT_TAIL_CHARS:],
+            isolation,
+            cells if isinstance(cells := message.get("cells"), dict) else {},
+            exit_code if type(exit_code) is int else 0,
+            output_bytes if type(output_bytes) is int else 0,
+        )
 
 
-HEADER_FIELDS: dict[str, type] = {"status": str, "seconds": float, "cpu_seconds": float, "max_rss_mb": int,
-                                  "output_tail": str}
+HEADER_FIELDS: dict[str, type] = {
+    "status": str,
+    "seconds": float,
+    "cpu_seconds": float,
+    "max_rss_mb": int,
+    "output_tail": str,
+}
 
 
 def status_named(text: str) -> Status | None:

@@ -29,8 +29,19 @@ Plain = Any  # None, bool, int, float, str, torch.Tensor, and lists, tuples and 
 
 # The tensor dtypes that may leave a sandbox (a probe turns any other into a marker), by wire name.
 PLAIN_DTYPES: tuple[torch.dtype, ...] = (
-    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
-    torch.float32, torch.float64, torch.complex64, torch.complex128)
+    torch.bool,
+    torch.uint8,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.float16,
+    torch.bfloat16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+    torch.complex128,
+)
 DTYPES: dict[str, torch.dtype] = {str(d).removeprefix("torch."): d for d in PLAIN_DTYPES}
 MAX_STRING = 1000  # characters of one string; a probe cuts longer ones here, the grader refuses them
 MAX_INT_DIGITS = 40
@@ -80,7 +91,9 @@ def _tensor_bytes(t: torch.Tensor, blobs: list[bytes], offset: list[int]) -> lis
     name = str(t.dtype).removeprefix("torch.")
     if name not in DTYPES:
         raise WireError(f"dtype {name} cannot leave the sandbox")
-    flat = torch.empty(t.numel(), dtype=t.dtype).copy_(t.detach().cpu().reshape(-1))  # stride 1, even for one element
+    flat = torch.empty(t.numel(), dtype=t.dtype).copy_(
+        t.detach().cpu().reshape(-1)
+    )  # stride 1, even for one element
     raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
     blobs.append(raw)
     offset[0] += len(raw)
@@ -99,7 +112,9 @@ def decode(data: bytes, budget: Budget = Budget()) -> Plain:
     if values_in(data, 8, 8 + size) > budget.max_values:
         raise WireError("over the size budget (values)")
     try:
-        text = str(memoryview(data)[8:8 + size], "ascii")  # encode writes ASCII: one byte per character here
+        text = str(
+            memoryview(data)[8 : 8 + size], "ascii"
+        )  # encode writes ASCII: one byte per character here
         document = json.loads(text, parse_int=_bounded_int, object_pairs_hook=_single_key)
     except RecursionError as err:
         raise WireError("nested too deep") from err
@@ -107,7 +122,7 @@ def decode(data: bytes, budget: Budget = Budget()) -> Plain:
         raise
     except (ValueError, UnicodeDecodeError) as err:
         raise WireError(f"not a message: {type(err).__name__}") from err
-    return _Walk(memoryview(data)[8 + size:], budget).value(document, 0)
+    return _Walk(memoryview(data)[8 + size :], budget).value(document, 0)
 
 
 def values_in(data: bytes, start: int = 0, end: int | None = None) -> int:
@@ -154,7 +169,7 @@ class _Walk:
             return node
         if type(node) is list:
             return [self.value(x, depth + 1) for x in node]
-        (key, inner), = node.items()
+        ((key, inner),) = node.items()
         if key == "$tuple" and type(inner) is list:
             return tuple(self.value(x, depth + 1) for x in inner)
         if key == "$dict" and type(inner) is list:
@@ -172,11 +187,20 @@ class _Walk:
         return out
 
     def tensor(self, spec: list) -> torch.Tensor:
-        if len(spec) != 4 or type(spec[0]) is not str or spec[0] not in DTYPES or type(spec[1]) is not list \
-                or len(spec[1]) > MAX_DIMS:
+        if (
+            len(spec) != 4
+            or type(spec[0]) is not str
+            or spec[0] not in DTYPES
+            or type(spec[1]) is not list
+            or len(spec[1]) > MAX_DIMS
+        ):
             raise WireError("bad tensor descriptor")
         dtype, shape, offset, nbytes = DTYPES[spec[0]], spec[1], spec[2], spec[3]
-        if not all(type(s) is int and s >= 0 for s in shape) or type(offset) is not int or type(nbytes) is not int:
+        if (
+            not all(type(s) is int and s >= 0 for s in shape)
+            or type(offset) is not int
+            or type(nbytes) is not int
+        ):
             raise WireError("bad tensor descriptor")
         itemsize = torch.empty((), dtype=dtype).element_size()
         if nbytes != math.prod(shape) * itemsize or offset < 0 or offset + nbytes > len(self.blob):
@@ -186,5 +210,5 @@ class _Walk:
                 return torch.empty(shape, dtype=dtype)
             except (RuntimeError, OverflowError) as err:
                 raise WireError("bad tensor descriptor") from err
-        raw = bytearray(self.blob[offset:offset + nbytes])
+        raw = bytearray(self.blob[offset : offset + nbytes])
         return torch.frombuffer(raw, dtype=torch.uint8).view(dtype).reshape(shape).clone()

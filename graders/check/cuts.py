@@ -47,7 +47,7 @@ def code_after(nb: nbformat.NotebookNode, grade_id: str) -> list[str]:
     ids = [nbgrader_meta(c).get("grade_id") for c in nb.cells]
     if grade_id not in ids:
         return []
-    return [c.source for c in nb.cells[ids.index(grade_id) + 1:] if c.cell_type == "code"]
+    return [c.source for c in nb.cells[ids.index(grade_id) + 1 :] if c.cell_type == "code"]
 
 
 def may_cut(nb: nbformat.NotebookNode, last_test: str, replacement: str) -> bool:

@@ -18,20 +18,71 @@ from typing import TypeVar, cast
 Replacement = ast.AST | list[ast.stmt]
 Variants = Iterator[tuple]  # (variant, replacement) or (variant, replacement, the node it replaces)
 
-BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult, ast.FloorDiv: ast.Div,
-               ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.MatMult: ast.Mult, ast.BitAnd: ast.BitOr,
-               ast.BitOr: ast.BitAnd, ast.BitXor: ast.BitOr, ast.LShift: ast.RShift, ast.RShift: ast.LShift}
+BINOP_SWAPS = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div,
+    ast.Mod: ast.FloorDiv,
+    ast.Pow: ast.Mult,
+    ast.MatMult: ast.Mult,
+    ast.BitAnd: ast.BitOr,
+    ast.BitOr: ast.BitAnd,
+    ast.BitXor: ast.BitOr,
+    ast.LShift: ast.RShift,
+    ast.RShift: ast.LShift,
+}
 ORDERED = (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.MatMult, ast.LShift, ast.RShift)
-COMPARE_SWAPS = {ast.Lt: (ast.LtE, ast.GtE), ast.LtE: (ast.Lt, ast.Gt), ast.Gt: (ast.GtE, ast.LtE),
-                 ast.GtE: (ast.Gt, ast.Lt), ast.Eq: (ast.NotEq,), ast.NotEq: (ast.Eq,), ast.Is: (ast.IsNot,),
-                 ast.IsNot: (ast.Is,), ast.In: (ast.NotIn,), ast.NotIn: (ast.In,)}
-NAME_PAIRS = {"min": "max", "max": "min", "amin": "amax", "amax": "amin", "argmin": "argmax", "argmax": "argmin",
-              "any": "all", "all": "any", "sum": "mean", "mean": "sum", "floor": "ceil", "ceil": "floor",
-              "zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like",
-              "view": "reshape", "reshape": "view", "view_as": "reshape_as", "reshape_as": "view_as"}
-DTYPE_SWAPS = {"int64": "int32", "long": "int32", "int32": "int64", "int": "int64", "float64": "float32",
-               "double": "float32", "float32": "float64", "float": "float64", "float16": "float32",
-               "half": "float32", "bfloat16": "float32", "bool": "uint8", "uint8": "int64"}
+COMPARE_SWAPS = {
+    ast.Lt: (ast.LtE, ast.GtE),
+    ast.LtE: (ast.Lt, ast.Gt),
+    ast.Gt: (ast.GtE, ast.LtE),
+    ast.GtE: (ast.Gt, ast.Lt),
+    ast.Eq: (ast.NotEq,),
+    ast.NotEq: (ast.Eq,),
+    ast.Is: (ast.IsNot,),
+    ast.IsNot: (ast.Is,),
+    ast.In: (ast.NotIn,),
+    ast.NotIn: (ast.In,),
+}
+NAME_PAIRS = {
+    "min": "max",
+    "max": "min",
+    "amin": "amax",
+    "amax": "amin",
+    "argmin": "argmax",
+    "argmax": "argmin",
+    "any": "all",
+    "all": "any",
+    "sum": "mean",
+    "mean": "sum",
+    "floor": "ceil",
+    "ceil": "floor",
+    "zeros": "ones",
+    "ones": "zeros",
+    "zeros_like": "ones_like",
+    "ones_like": "zeros_like",
+    "view": "reshape",
+    "reshape": "view",
+    "view_as": "reshape_as",
+    "reshape_as": "view_as",
+}
+DTYPE_SWAPS = {
+    "int64": "int32",
+    "long": "int32",
+    "int32": "int64",
+    "int": "int64",
+    "float64": "float32",
+    "double": "float32",
+    "float32": "float64",
+    "float": "float64",
+    "float16": "float32",
+    "half": "float32",
+    "bfloat16": "float32",
+    "bool": "uint8",
+    "uint8": "int64",
+}
 CAST_SWAPS = {"float": "double", "double": "float", "long": "int", "int": "long", "half": "float"}
 COPIES = ("clone", "contiguous", "copy")
 GRAD_MODES = ("no_grad", "inference_mode", "enable_grad")
@@ -59,8 +110,11 @@ def _copy(node: Node, **fields: object) -> Node:
 
 def _number(value: float) -> ast.expr:
     """A number as the parser writes it: a negative one is ``-`` applied to a constant."""
-    return ast.UnaryOp(ast.USub(), ast.Constant(-value)) if value < 0 or str(value).startswith("-") \
+    return (
+        ast.UnaryOp(ast.USub(), ast.Constant(-value))
+        if value < 0 or str(value).startswith("-")
         else ast.Constant(value)
+    )
 
 
 # --- the operators: each yields (variant, replacement) for one node ------------------------------------------
@@ -84,7 +138,7 @@ def compare(node: ast.AST) -> Variants:
     if isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
             for new in COMPARE_SWAPS.get(type(op), ()):
-                ops = [*node.ops[:i], new(), *node.ops[i + 1:]]
+                ops = [*node.ops[:i], new(), *node.ops[i + 1 :]]
                 yield f"{i}:{type(op).__name__}>{new.__name__}", _copy(node, ops=ops)
 
 
@@ -107,7 +161,8 @@ def unary(node: ast.AST) -> Variants:
 def negate(node: ast.AST) -> Variants:
     """The condition of an ``if``, ``while`` or conditional expression negated."""
     if isinstance(node, (ast.If, ast.While, ast.IfExp)) and not (
-            isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)):
+        isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+    ):
         yield "not", ast.UnaryOp(ast.Not(), copy.deepcopy(node.test)), node.test
 
 
@@ -139,7 +194,7 @@ def swap_args(node: ast.AST) -> Variants:
     """Neighbouring positional arguments of a call swapped."""
     if isinstance(node, ast.Call):
         for i in range(len(node.args) - 1):
-            if not any(isinstance(a, ast.Starred) for a in node.args[i:i + 2]):
+            if not any(isinstance(a, ast.Starred) for a in node.args[i : i + 2]):
                 args = [copy.deepcopy(a) for a in node.args]
                 args[i], args[i + 1] = args[i + 1], args[i]
                 yield f"{i}<>{i + 1}", _copy(node, args=args)
@@ -150,7 +205,10 @@ def kwarg(node: ast.AST) -> Variants:
     if isinstance(node, ast.Call):
         for i, keyword in enumerate(node.keywords):
             if keyword.arg is not None:
-                yield f"drop-{keyword.arg}", _copy(node, keywords=[k for j, k in enumerate(node.keywords) if j != i])
+                yield (
+                    f"drop-{keyword.arg}",
+                    _copy(node, keywords=[k for j, k in enumerate(node.keywords) if j != i]),
+                )
 
 
 def _method(node: ast.AST) -> str | None:
@@ -168,8 +226,14 @@ def rename(node: ast.AST) -> Variants:
     if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
         name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
         if name in NAME_PAIRS:
-            func = _copy(node.func, **({"id": NAME_PAIRS[name]} if isinstance(node.func, ast.Name)
-                                       else {"attr": NAME_PAIRS[name]}))
+            func = _copy(
+                node.func,
+                **(
+                    {"id": NAME_PAIRS[name]}
+                    if isinstance(node.func, ast.Name)
+                    else {"attr": NAME_PAIRS[name]}
+                ),
+            )
             yield f"{name}>{NAME_PAIRS[name]}", _copy(node, func=func)
 
 
@@ -189,11 +253,19 @@ def augassign(node: ast.AST) -> Variants:
     """``x += y`` <-> ``x = x + y`` (in place and out of place for tensors)."""
     if isinstance(node, ast.AugAssign):
         target = _copy(node.target, ctx=ast.Load())
-        new = ast.Assign([copy.deepcopy(node.target)], ast.BinOp(target, node.op, node.value), type_comment=None)
+        new = ast.Assign(
+            [copy.deepcopy(node.target)], ast.BinOp(target, node.op, node.value), type_comment=None
+        )
         yield "aug>assign", ast.copy_location(new, node)
-    elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.BinOp)
-          and ast.dump(node.targets[0]) == ast.dump(_copy(node.value.left, ctx=ast.Store()))):
-        target = cast(ast.Name | ast.Attribute | ast.Subscript, copy.deepcopy(node.targets[0]))  # it was stored to
+    elif (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.value, ast.BinOp)
+        and ast.dump(node.targets[0]) == ast.dump(_copy(node.value.left, ctx=ast.Store()))
+    ):
+        target = cast(
+            ast.Name | ast.Attribute | ast.Subscript, copy.deepcopy(node.targets[0])
+        )  # it was stored to
         yield "assign>aug", ast.AugAssign(target, node.value.op, copy.deepcopy(node.value.right))
 
 
@@ -207,10 +279,26 @@ def detach(node: ast.AST) -> Variants:
 
 
 def _may_be_tensor(node: ast.AST | None) -> bool:
-    if node is None or isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.Compare,
-                                         ast.BoolOp, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)):
+    if node is None or isinstance(
+        node,
+        (
+            ast.Constant,
+            ast.Tuple,
+            ast.List,
+            ast.Dict,
+            ast.Set,
+            ast.Compare,
+            ast.BoolOp,
+            ast.ListComp,
+            ast.DictComp,
+            ast.SetComp,
+            ast.GeneratorExp,
+        ),
+    ):
         return False
-    return not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NOT_TENSORS)
+    return not (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in NOT_TENSORS
+    )
 
 
 def copies(node: ast.AST) -> Variants:
@@ -223,8 +311,12 @@ def copies(node: ast.AST) -> Variants:
 
 def dtype(node: ast.AST) -> Variants:
     """``torch.int64`` -> ``torch.int32``, ``torch.float64`` -> ``torch.float32`` ...; ``.float()`` <-> ``.double()``."""
-    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "torch"
-            and node.attr in DTYPE_SWAPS):
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "torch"
+        and node.attr in DTYPE_SWAPS
+    ):
         yield f"{node.attr}>{DTYPE_SWAPS[node.attr]}", _copy(node, attr=DTYPE_SWAPS[node.attr])
     name = _method(node)
     call = cast(ast.Call, node)  # when name is set: _method found a method call
@@ -237,9 +329,16 @@ def grad_mode(node: ast.AST) -> Variants:
     if isinstance(node, ast.With):
         for i, item in enumerate(node.items):
             call = item.context_expr
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in GRAD_MODES:
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in GRAD_MODES
+            ):
                 rest = [copy.deepcopy(x) for j, x in enumerate(node.items) if j != i]
-                yield f"drop-{call.func.attr}", _copy(node, items=rest) if rest else [copy.deepcopy(s) for s in node.body]
+                yield (
+                    f"drop-{call.func.attr}",
+                    _copy(node, items=rest) if rest else [copy.deepcopy(s) for s in node.body],
+                )
 
 
 def drop(node: ast.AST) -> Variants:
@@ -249,7 +348,22 @@ def drop(node: ast.AST) -> Variants:
 
 
 OPERATORS: tuple[tuple[str, Callable[[ast.AST], Variants]], ...] = (
-    ("drop", drop), ("augassign", augassign), ("grad_mode", grad_mode), ("negate", negate), ("detach", detach),
-    ("binop", binop), ("swap_operands", swap_operands), ("compare", compare), ("boolop", boolop),
-    ("unary", unary), ("const", const), ("index", index), ("swap_args", swap_args), ("kwarg", kwarg),
-    ("rename", rename), ("inplace", inplace), ("copies", copies), ("dtype", dtype))
+    ("drop", drop),
+    ("augassign", augassign),
+    ("grad_mode", grad_mode),
+    ("negate", negate),
+    ("detach", detach),
+    ("binop", binop),
+    ("swap_operands", swap_operands),
+    ("compare", compare),
+    ("boolop", boolop),
+    ("unary", unary),
+    ("const", const),
+    ("index", index),
+    ("swap_args", swap_args),
+    ("kwarg", kwarg),
+    ("rename", rename),
+    ("inplace", inplace),
+    ("copies", copies),
+    ("dtype", dtype),
+)

@@ -78,8 +78,11 @@ def signature_defaults(tree: ast.AST, spans: list[tuple[int, int]]) -> list[ast.
     """Default values of the functions outside every region whose body holds a region (the exercise's own)."""
     found = []
     for node in ast.walk(tree):
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _region_of(node, spans) == 0
-                and any(node.lineno < begin < _end(node) for begin, _ in spans)):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and _region_of(node, spans) == 0
+            and any(node.lineno < begin < _end(node) for begin, _ in spans)
+        ):
             found += [d for d in [*node.args.defaults, *node.args.kw_defaults] if d is not None]
     return found
 
@@ -105,7 +108,7 @@ class Cell:
     def offset(self, line: int, col: int) -> int:
         """Character offset in the source of (1-based line, UTF-8 byte column), as ``ast`` counts them."""
         text = self.lines[line - 1] if line <= len(self.lines) else ""
-        return sum(len(x) for x in self.lines[:line - 1]) + len(text.encode()[:col].decode(errors="replace"))
+        return sum(len(x) for x in self.lines[: line - 1]) + len(text.encode()[:col].decode(errors="replace"))
 
     def location(self, node: Located) -> str:
         """``region.line.col`` of ``node`` (region 0, lines from the cell's first: outside every region)."""
@@ -121,7 +124,11 @@ class Cell:
         if i is None:
             setattr(parent, name, replacement)
         else:
-            setattr(parent, name, old[:i] + (replacement if isinstance(replacement, list) else [replacement]) + old[i + 1:])
+            setattr(
+                parent,
+                name,
+                old[:i] + (replacement if isinstance(replacement, list) else [replacement]) + old[i + 1 :],
+            )
         try:
             return ast.dump(self.tree)
         finally:
@@ -130,19 +137,23 @@ class Cell:
     def spliced(self, node: Located, text: str, whole_lines: bool = False) -> str:
         """The source with ``node``'s text replaced by ``text`` (``whole_lines``: the lines it spans)."""
         start = self.offset(node.lineno, 0 if whole_lines else node.col_offset)
-        end = self.offset(_end(node) + 1, 0) if whole_lines else self.offset(_end(node), node.end_col_offset or 0)
+        end = (
+            self.offset(_end(node) + 1, 0)
+            if whole_lines
+            else self.offset(_end(node), node.end_col_offset or 0)
+        )
         return self.source[:start] + text + self.source[end:]
 
     def texts(self, node: Located, replacement: Replacement) -> Iterator[str]:
         """Candidate spellings of the mutated cell, the plainest first."""
         indent = " " * (self.offset(node.lineno, node.col_offset) - self.offset(node.lineno, 0))
         if isinstance(replacement, list):  # a block's body in place of the block
-            body = "".join(self.lines[replacement[0].lineno - 1:replacement[-1].end_lineno])
+            body = "".join(self.lines[replacement[0].lineno - 1 : replacement[-1].end_lineno])
             yield self.spliced(node, textwrap.indent(textwrap.dedent(body), indent), whole_lines=True)
             return
         text = ast.unparse(replacement)
         if isinstance(node, ast.stmt):
-            text = textwrap.indent(text, indent)[len(indent):]
+            text = textwrap.indent(text, indent)[len(indent) :]
         yield self.spliced(node, text)
         if isinstance(node, ast.expr):
             yield self.spliced(node, f"({text})")
@@ -162,13 +173,18 @@ class Cell:
 def _wrap_in_no_grad(cell: Cell, region: int) -> Mutant | None:
     """The whole region's code run under ``torch.no_grad()`` (one mutant per region)."""
     begin, end = cell.spans[region - 1]
-    top = [n for n in ast.walk(cell.tree) if isinstance(n, ast.stmt) and _region_of(n, cell.spans) == region
-           and _region_of(cell.parents[id(n)][0], cell.spans) != region]
+    top = [
+        n
+        for n in ast.walk(cell.tree)
+        if isinstance(n, ast.stmt)
+        and _region_of(n, cell.spans) == region
+        and _region_of(cell.parents[id(n)][0], cell.spans) != region
+    ]
     if not top:
         return None
     first = cell.lines[top[0].lineno - 1]
-    indent = first[:len(first) - len(first.lstrip(" \t"))]
-    body = "".join(cell.lines[top[0].lineno - 1:top[-1].end_lineno])
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    body = "".join(cell.lines[top[0].lineno - 1 : top[-1].end_lineno])
     text = f"{indent}with torch.no_grad():\n" + textwrap.indent(body, "    ")
     start, stop = cell.offset(top[0].lineno, 0), cell.offset(_end(top[-1]) + 1, 0)
     source = cell.source[:start] + text + cell.source[stop:]
@@ -181,8 +197,13 @@ def mutants_of(exercise: str, source: str) -> list[Mutant]:
     """Every mutant of one solution cell, in a fixed order, each id once, none equal to the source."""
     cell = Cell(source)
     defaults = {id(n) for d in signature_defaults(cell.tree, cell.spans) for n in ast.walk(d)}
-    inside = [n for n in ast.walk(cell.tree) if isinstance(n, (ast.stmt, ast.expr)) and n is not cell.tree
-              and (_region_of(n, cell.spans) or id(n) in defaults)]
+    inside = [
+        n
+        for n in ast.walk(cell.tree)
+        if isinstance(n, (ast.stmt, ast.expr))
+        and n is not cell.tree
+        and (_region_of(n, cell.spans) or id(n) in defaults)
+    ]
     inside.sort(key=lambda n: (n.lineno, n.col_offset, -_end(n), -(n.end_col_offset or 0)))
     found: list[Mutant] = []
     for node in inside:
@@ -194,7 +215,11 @@ def mutants_of(exercise: str, source: str) -> list[Mutant]:
                     found.append(Mutant(exercise, label, cell.location(node), variant, text))
     for region in range(1, len(cell.spans) + 1):
         wrapped = _wrap_in_no_grad(cell, region)
-        found += [Mutant(exercise, wrapped.operator, wrapped.location, wrapped.variant, wrapped.source)] if wrapped else []
+        found += (
+            [Mutant(exercise, wrapped.operator, wrapped.location, wrapped.variant, wrapped.source)]
+            if wrapped
+            else []
+        )
     return _unique(found)
 
 
@@ -208,6 +233,11 @@ def _unique(mutants: list[Mutant]) -> list[Mutant]:
             continue
         seen_sources.add(mutant.source)
         count = seen_ids[mutant.id] = seen_ids.get(mutant.id, 0) + 1
-        kept.append(mutant if count == 1 else Mutant(mutant.exercise, mutant.operator, mutant.location,
-                                                     f"{mutant.variant}#{count}", mutant.source))
+        kept.append(
+            mutant
+            if count == 1
+            else Mutant(
+                mutant.exercise, mutant.operator, mutant.location, f"{mutant.variant}#{count}", mutant.source
+            )
+        )
     return kept

@@ -42,8 +42,11 @@ VERDICT_READER = "check/mutants_verdict.py"
 
 def verdict_files(graders: Path = GRADERS) -> tuple[str, ...]:
     """The files that decide verdicts, relative to ``graders`` (derived from the tree, never listed)."""
-    found = [path.relative_to(graders).as_posix() for package in VERDICT_PACKAGES
-             for path in (graders / package).rglob("*.py")]
+    found = [
+        path.relative_to(graders).as_posix()
+        for package in VERDICT_PACKAGES
+        for path in (graders / package).rglob("*.py")
+    ]
     return (*sorted(found), VERDICT_READER)
 
 
@@ -101,8 +104,11 @@ def probe_helpers(probes: str) -> str:
             names.add(node.module)
         elif isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-    files = sorted(name.removeprefix("graders.").replace(".", "/") + ".py" for name in names
-                   if name.startswith("graders."))
+    files = sorted(
+        name.removeprefix("graders.").replace(".", "/") + ".py"
+        for name in names
+        if name.startswith("graders.")
+    )
     verdict = set(verdict_files())
     return grader_sources(file for file in files if file not in verdict and (GRADERS / file).is_file())
 
@@ -118,7 +124,9 @@ def exercises(lab: Path) -> list[Exercise]:
         if tests:
             reference = cells[grade_id]
             digest = hash_of(reference, *(cells[t] for t in tests), probes, graders)
-            found.append(Exercise(grade_id, reference, tuple(tests), digest, tuple(mutants_of(grade_id, reference))))
+            found.append(
+                Exercise(grade_id, reference, tuple(tests), digest, tuple(mutants_of(grade_id, reference)))
+            )
     return found
 
 
@@ -128,14 +136,26 @@ def read_results(lab: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {mid: entry for exercise in data.get("exercises", {}).values() for mid, entry in exercise["mutants"].items()}
+    return {
+        mid: entry
+        for exercise in data.get("exercises", {}).values()
+        for mid, entry in exercise["mutants"].items()
+    }
 
 
 def write_results(lab: Path, found: list[Exercise], results: dict[str, dict]) -> Path:
     """Commit-ready results of the current mutants (ids no longer made are dropped), sorted as made."""
-    data = {"lab": f"{lab.parent.name}/{lab.stem}", "target": TARGET, "exercises": {
-        ex.grade_id: {"hash": ex.hash, "mutants": {m.id: results[m.id] for m in ex.mutants if m.id in results}}
-        for ex in found}}
+    data = {
+        "lab": f"{lab.parent.name}/{lab.stem}",
+        "target": TARGET,
+        "exercises": {
+            ex.grade_id: {
+                "hash": ex.hash,
+                "mutants": {m.id: results[m.id] for m in ex.mutants if m.id in results},
+            }
+            for ex in found
+        },
+    }
     path = results_file(lab)
     partial = path.with_suffix(".partial")
     partial.write_text(dumps(data), encoding="utf-8")
@@ -145,12 +165,20 @@ def write_results(lab: Path, found: list[Exercise], results: dict[str, dict]) ->
 
 def dumps(data: dict) -> str:
     """The results as JSON with one line per mutant (a rerun's diff shows each verdict that changed)."""
-    exercises = [f"  {json.dumps(name)}: {{\"hash\": {json.dumps(ex['hash'])}, \"mutants\": {{\n"
-                 + ",\n".join(f"   {json.dumps(mid)}: {json.dumps(entry, sort_keys=True)}"
-                              for mid, entry in ex["mutants"].items()) + "}}"
-                 for name, ex in data["exercises"].items()]
-    return (f'{{"lab": {json.dumps(data["lab"])}, "target": {data["target"]}, "exercises": {{\n'
-            + ",\n".join(exercises) + "}}\n")
+    exercises = [
+        f'  {json.dumps(name)}: {{"hash": {json.dumps(ex["hash"])}, "mutants": {{\n'
+        + ",\n".join(
+            f"   {json.dumps(mid)}: {json.dumps(entry, sort_keys=True)}"
+            for mid, entry in ex["mutants"].items()
+        )
+        + "}}"
+        for name, ex in data["exercises"].items()
+    ]
+    return (
+        f'{{"lab": {json.dumps(data["lab"])}, "target": {data["target"]}, "exercises": {{\n'
+        + ",\n".join(exercises)
+        + "}}\n"
+    )
 
 
 def read_equivalents(lab: Path) -> dict[str, str]:
@@ -167,8 +195,13 @@ def read_equivalents(lab: Path) -> dict[str, str]:
 
 def stale(found: list[Exercise], results: dict[str, dict]) -> list[tuple[Exercise, Mutant]]:
     """The mutants whose committed verdict is missing or was found for other sources."""
-    return [(ex, m) for ex in found for m in ex.mutants
-            if results.get(m.id, {}).get("hash") != ex.mutant_hash(m) or results[m.id].get("verdict") not in VERDICTS]
+    return [
+        (ex, m)
+        for ex in found
+        for m in ex.mutants
+        if results.get(m.id, {}).get("hash") != ex.mutant_hash(m)
+        or results[m.id].get("verdict") not in VERDICTS
+    ]
 
 
 @dataclass
@@ -195,8 +228,9 @@ class ExerciseScore:
         return not self.survivors and not self.stale and self.rate >= TARGET
 
 
-def score(found: list[Exercise], results: dict[str, dict], equivalent: dict[str, str]) -> tuple[list[ExerciseScore],
-                                                                                                list[str]]:
+def score(
+    found: list[Exercise], results: dict[str, dict], equivalent: dict[str, str]
+) -> tuple[list[ExerciseScore], list[str]]:
     """Per exercise its figures; and the problems of the equivalents list (an id no operator makes now,
     a listed mutant that was killed after all)."""
     scores, problems, made = [], [], set()
@@ -216,7 +250,12 @@ def score(found: list[Exercise], results: dict[str, dict], equivalent: dict[str,
                 figures.killed += verdict == "killed"
                 figures.stillborn += verdict == "stillborn"
                 if mutant.id in equivalent:
-                    problems.append(f"{mutant.id} is listed as equivalent but was {verdict}: remove it from the list")
+                    problems.append(
+                        f"{mutant.id} is listed as equivalent but was {verdict}: remove it from the list"
+                    )
         scores.append(figures)
-    problems += [f"{mid} is listed as equivalent but no operator makes it now" for mid in sorted(set(equivalent) - made)]
+    problems += [
+        f"{mid} is listed as equivalent but no operator makes it now"
+        for mid in sorted(set(equivalent) - made)
+    ]
     return scores, problems

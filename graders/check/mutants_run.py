@@ -54,8 +54,11 @@ SAVE_EVERY = 20  # verdicts between two saves of a lab's results, so that a stop
 
 def mutant_limits(control_cpu: float, control_wall: float) -> Limits:
     """What a lab's mutants run under: :data:`LIMITS`, raised to a multiple of its slowest control."""
-    return replace(LIMITS, cpu_seconds=max(LIMITS.cpu_seconds, math.ceil(CPU_FACTOR * control_cpu)),
-                   wall_seconds=max(LIMITS.wall_seconds, math.ceil(WALL_FACTOR * control_wall)))
+    return replace(
+        LIMITS,
+        cpu_seconds=max(LIMITS.cpu_seconds, math.ceil(CPU_FACTOR * control_cpu)),
+        wall_seconds=max(LIMITS.wall_seconds, math.ceil(WALL_FACTOR * control_wall)),
+    )
 
 
 @contextmanager
@@ -63,7 +66,9 @@ def limits_of(pool: Pool, limits: Limits) -> Iterator[None]:
     """Every worker of an idle ``pool`` runs its next jobs under ``limits``, until the block ends (each job
     sends its worker's limits with it; the memory limit is the same in both, as the cgroup's is set once)."""
     before = [worker.limits for worker in pool.workers]
-    assert all(b.memory_bytes == limits.memory_bytes for b in before), "the cgroup keeps its first memory limit"
+    assert all(b.memory_bytes == limits.memory_bytes for b in before), (
+        "the cgroup keeps its first memory limit"
+    )
     for worker in pool.workers:
         worker.limits = limits
     try:
@@ -133,11 +138,16 @@ class Grading:
         under each), and its slowest run."""
         runs = [self.run(plan, i) for i in range(len(self.references))]
         for graded in runs:
-            short = [f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})" for c in graded.cells
-                     if c.score < c.points]
+            short = [
+                f"{c.grade_id} {c.score:g}/{c.points:g} ({c.why}; {c.detail})"
+                for c in graded.cells
+                if c.score < c.points
+            ]
             if short or graded.error:
-                return (f"{plan.exercise.grade_id}: the unchanged source loses points: "
-                        f"{'; '.join(short) or graded.error}"), graded
+                return (
+                    f"{plan.exercise.grade_id}: the unchanged source loses points: "
+                    f"{'; '.join(short) or graded.error}"
+                ), graded
         return "", max(runs, key=lambda g: g.seconds)
 
     def mutant(self, plan: Plan) -> tuple[dict | None, float]:
@@ -163,15 +173,23 @@ class Grading:
         return record, cpu
 
 
-def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]], results: dict[str, dict],
-              jobs: int, say: Callable[[str], None] = lambda line: None,
-              save: Callable[[], object] = lambda: None) -> tuple[list[str], int, float]:
+def grade_lab(
+    pool: Pool,
+    path: Path,
+    todo: list[tuple[ledger.Exercise, Mutant]],
+    results: dict[str, dict],
+    jobs: int,
+    say: Callable[[str], None] = lambda line: None,
+    save: Callable[[], object] = lambda: None,
+) -> tuple[list[str], int, float]:
     """Grade ``todo`` into ``results`` (``save`` called every :data:`SAVE_EVERY` verdicts and at the end);
     the problems met (a control that fails), runs made, their CPU-s."""
     lab = load_lab(path)
     salts = [secrets.randbits(62) for _ in range(SALTS)]
-    references = [(salt, reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)])
-                  for salt in salts]
+    references = [
+        (salt, reference_runs(pool, {(lab.chapter, lab.name): lab}, salt)[(lab.chapter, lab.name)])
+        for salt in salts
+    ]
     modules = imported_names(tuple(c.source for c in lab.source.cells if c.cell_type == "code"))
     grading = Grading(pool, lab, path, references, _every(50, len(todo), say), _recorder(results, save))
     for ex, mutant in todo:
@@ -181,20 +199,34 @@ def grade_lab(pool: Pool, path: Path, todo: list[tuple[ledger.Exercise, Mutant]]
     with ThreadPoolExecutor(jobs) as running:
         checked = list(running.map(grading.control, controls))
         broken = {plan.exercise.grade_id for plan, (why, _) in zip(controls, checked, strict=True) if why}
-        plans = [grading.plan(ex, m) for ex, m in todo if ex.grade_id not in broken
-                 and results.get(m.id, {}).get("hash") != ex.mutant_hash(m)]
-        limits = mutant_limits(max((g.cpu_seconds for _, g in checked), default=0.0),
-                               max((g.seconds for _, g in checked), default=0.0))
+        plans = [
+            grading.plan(ex, m)
+            for ex, m in todo
+            if ex.grade_id not in broken and results.get(m.id, {}).get("hash") != ex.mutant_hash(m)
+        ]
+        limits = mutant_limits(
+            max((g.cpu_seconds for _, g in checked), default=0.0),
+            max((g.seconds for _, g in checked), default=0.0),
+        )
         if limits != LIMITS:
-            say(f"  mutants run under {limits.cpu_seconds} CPU-s and {limits.wall_seconds:g} s "
-                f"({CPU_FACTOR}x and {WALL_FACTOR}x its slowest control)")
+            say(
+                f"  mutants run under {limits.cpu_seconds} CPU-s and {limits.wall_seconds:g} s "
+                f"({CPU_FACTOR}x and {WALL_FACTOR}x its slowest control)"
+            )
         with limits_of(pool, limits):
             graded = list(running.map(grading.mutant, plans))
     save()
     problems = [why for why, _ in checked if why]
-    problems += [f"{plan.mutant.id}: the grader failed on it (not recorded)"
-                 for plan, (record, _) in zip(plans, graded, strict=True) if record is None and plan.mutant]
-    return problems, len(checked) + len(graded), sum(g.cpu_seconds for _, g in checked) + sum(c for _, c in graded)
+    problems += [
+        f"{plan.mutant.id}: the grader failed on it (not recorded)"
+        for plan, (record, _) in zip(plans, graded, strict=True)
+        if record is None and plan.mutant
+    ]
+    return (
+        problems,
+        len(checked) + len(graded),
+        sum(g.cpu_seconds for _, g in checked) + sum(c for _, c in graded),
+    )
 
 
 def _recorder(results: dict[str, dict], save: Callable[[], object]) -> Callable[[str, dict], None]:
@@ -207,6 +239,7 @@ def _recorder(results: dict[str, dict], save: Callable[[], object]) -> Callable[
             count[0] += 1
             if count[0] % SAVE_EVERY == 0:
                 save()
+
     return record
 
 
@@ -219,11 +252,17 @@ def _every(step: int, total: int, say: Callable[[str], None]) -> Callable[[], No
             count[0] += 1
             if count[0] % step == 0:
                 say(f"  graded {count[0]} of {total}")
+
     return tick
 
 
-def check_mutants(chapter_dirs: list[Path], build_root: Path, jobs: int, sandbox: bool = True,
-                  say: Callable[[str], None] = lambda line: None) -> list[LabMutants]:
+def check_mutants(
+    chapter_dirs: list[Path],
+    build_root: Path,
+    jobs: int,
+    sandbox: bool = True,
+    say: Callable[[str], None] = lambda line: None,
+) -> list[LabMutants]:
     """Each lab's mutation figures, grading only the mutants whose committed results are stale (and
     committing the new results next to the probes)."""
     paths = [path for folder in chapter_dirs for path in labs_in(folder)]
@@ -241,8 +280,15 @@ def check_mutants(chapter_dirs: list[Path], build_root: Path, jobs: int, sandbox
             pool.close()
 
 
-def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], results: dict[str, dict],
-                 todo: list[tuple[ledger.Exercise, Mutant]], jobs: int, say: Callable[[str], None]) -> LabMutants:
+def _lab_mutants(
+    pool: Pool | None,
+    path: Path,
+    found: list[ledger.Exercise],
+    results: dict[str, dict],
+    todo: list[tuple[ledger.Exercise, Mutant]],
+    jobs: int,
+    say: Callable[[str], None],
+) -> LabMutants:
     """One lab: grade its stale mutants on ``pool``, write the results next to its probes, judge them."""
     report = LabMutants(path.parent.name, path.stem, found)
     total = sum(len(ex.mutants) for ex in found)
@@ -250,11 +296,14 @@ def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], re
     if todo and pool is not None:
         start, own = time.monotonic(), resource.getrusage(resource.RUSAGE_SELF)
         report.problems, report.graded, report.cpu_seconds = grade_lab(
-            pool, path, todo, results, jobs, say, lambda: ledger.write_results(path, found, results))
+            pool, path, todo, results, jobs, say, lambda: ledger.write_results(path, found, results)
+        )
         used = resource.getrusage(resource.RUSAGE_SELF)
         report.cpu_seconds += used.ru_utime + used.ru_stime - own.ru_utime - own.ru_stime
         report.seconds = time.monotonic() - start
-    if todo or set(results) - {m.id for ex in found for m in ex.mutants}:  # new verdicts, or ids no longer made
+    if todo or set(results) - {
+        m.id for ex in found for m in ex.mutants
+    }:  # new verdicts, or ids no longer made
         ledger.write_results(path, found, results)
     try:
         scores, problems = ledger.score(found, results, ledger.read_equivalents(path))
@@ -266,25 +315,41 @@ def _lab_mutants(pool: Pool | None, path: Path, found: list[ledger.Exercise], re
 
 def survivor_diff(reference: str, mutant: Mutant) -> str:
     """A survivor as a unified diff of its solution cell."""
-    return "".join(difflib.unified_diff(reference.splitlines(keepends=True), mutant.source.splitlines(keepends=True),
-                                        f"{mutant.exercise} (reference)", mutant.id, n=1))
+    return "".join(
+        difflib.unified_diff(
+            reference.splitlines(keepends=True),
+            mutant.source.splitlines(keepends=True),
+            f"{mutant.exercise} (reference)",
+            mutant.id,
+            n=1,
+        )
+    )
 
 
 def report_lines(report: LabMutants) -> list[str]:
     """Per exercise its figures, then every survivor as a diff, then each failure in one line."""
-    lines = [f"{report.chapter}/{report.lab}: exercise, mutants, killed, stillborn, equivalent, survivors, kill rate"]
-    lines += [f"  {s.exercise}: {s.mutants}, {s.killed}, {s.stillborn}, {s.equivalent}, {len(s.survivors)}, "
-              f"{s.rate:.1%}" + (f" ({len(s.stale)} not graded)" if s.stale else "") for s in report.scores]
+    lines = [
+        f"{report.chapter}/{report.lab}: exercise, mutants, killed, stillborn, equivalent, survivors, kill rate"
+    ]
+    lines += [
+        f"  {s.exercise}: {s.mutants}, {s.killed}, {s.stillborn}, {s.equivalent}, {len(s.survivors)}, "
+        f"{s.rate:.1%}" + (f" ({len(s.stale)} not graded)" if s.stale else "")
+        for s in report.scores
+    ]
     references = {ex.grade_id: ex.reference for ex in report.exercises}
     for s in report.scores:
         lines += [f"SURVIVED {m.id}\n{survivor_diff(references[s.exercise], m)}" for m in s.survivors]
     for s in report.scores:
         if s.survivors or s.rate < ledger.TARGET:
-            lines.append(f"FAIL {report.chapter}/{report.lab} {s.exercise}: {s.rate:.1%} killed, "
-                         f"{len(s.survivors)} non-equivalent survivors (target {ledger.TARGET:.0%}, none surviving)")
+            lines.append(
+                f"FAIL {report.chapter}/{report.lab} {s.exercise}: {s.rate:.1%} killed, "
+                f"{len(s.survivors)} non-equivalent survivors (target {ledger.TARGET:.0%}, none surviving)"
+            )
         if s.stale:
-            lines.append(f"FAIL {report.chapter}/{report.lab} {s.exercise}: {len(s.stale)} mutants without a current "
-                         "verdict")
+            lines.append(
+                f"FAIL {report.chapter}/{report.lab} {s.exercise}: {len(s.stale)} mutants without a current "
+                "verdict"
+            )
     lines += [f"FAIL {report.chapter}/{report.lab}: {p}" for p in report.problems]
     if report.graded:
         lines.append(f"{report.graded} runs in {report.seconds:.0f} s, {report.cpu_seconds:.0f} CPU-s")

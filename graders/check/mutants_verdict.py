@@ -31,7 +31,9 @@ def before_running(mutant: Mutant, modules: frozenset[str]) -> dict | None:
     except (SyntaxError, ValueError) as err:
         return {"verdict": "stillborn", "note": f"does not compile: {err}"[:200]}
     findings = vet(mutant.source, modules)
-    return {"verdict": "stillborn", "note": f"refused by the vetting: {findings[0]}"[:200]} if findings else None
+    return (
+        {"verdict": "stillborn", "note": f"refused by the vetting: {findings[0]}"[:200]} if findings else None
+    )
 
 
 def verdict_of(graded: NotebookGrade) -> dict | None:
@@ -56,5 +58,8 @@ def verdict_over_salts(verdicts: list[dict]) -> dict:
     the first that needs no other salt), saying under how many salts a kill held."""
     last = verdicts[-1]
     if len(verdicts) > 1 and last["verdict"] == "survived":
-        return {"verdict": "survived", "note": f"killed under {len(verdicts) - 1} salt(s), survived salt {len(verdicts)}"}
+        return {
+            "verdict": "survived",
+            "note": f"killed under {len(verdicts) - 1} salt(s), survived salt {len(verdicts)}",
+        }
     return last

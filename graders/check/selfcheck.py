@@ -61,7 +61,12 @@ class ChapterCheck:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and bool(self.verdicts) and all(v.ok for v in self.verdicts) and not self.shortfalls
+        return (
+            self.error is None
+            and bool(self.verdicts)
+            and all(v.ok for v in self.verdicts)
+            and not self.shortfalls
+        )
 
 
 @dataclass(frozen=True)
@@ -83,20 +88,29 @@ class Version:
 
     name: str
     nb: nbformat.NotebookNode
-    expectation: str  # full | zero | loses | earns | cut (the source, run only up to one exercise: full marks on it)
-    exercise: tuple[str, ...] = ()  # test cells run and judged (the replaced solution's exercise); all when empty
+    expectation: (
+        str  # full | zero | loses | earns | cut (the source, run only up to one exercise: full marks on it)
+    )
+    exercise: tuple[
+        str, ...
+    ] = ()  # test cells run and judged (the replaced solution's exercise); all when empty
     cut: bool = True  # with an exercise: the run ends after its last test cell (graders.check.cuts)
 
 
 def stray_solution_files(folder_root: Path, chapter: str, solution_ids: set[str]) -> list[str]:
     """Files of the chapter's (wrong- or right-) solution folder that no lab would use: silently ignored otherwise."""
     folder = folder_root / chapter
-    unnamed = [p for p in sorted(folder.glob("*.py")) if "__" not in p.stem and not p.name.startswith(".")] \
-        if folder.is_dir() else []
+    unnamed = (
+        [p for p in sorted(folder.glob("*.py")) if "__" not in p.stem and not p.name.startswith(".")]
+        if folder.is_dir()
+        else []
+    )
     known = ", ".join(sorted(solution_ids)) or "none"
-    return ([f"{p}: not named <solution grade_id>__<slug>.py, so no exercise uses it" for p in unnamed]
-            + [f"{p}: no solution cell has grade_id {grade_id!r} (known: {known})"
-               for grade_id, p in solution_files(folder_root, chapter) if grade_id not in solution_ids])
+    return [f"{p}: not named <solution grade_id>__<slug>.py, so no exercise uses it" for p in unnamed] + [
+        f"{p}: no solution cell has grade_id {grade_id!r} (known: {known})"
+        for grade_id, p in solution_files(folder_root, chapter)
+        if grade_id not in solution_ids
+    ]
 
 
 def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> list[str]:
@@ -105,15 +119,21 @@ def shortfalls(lab: Lab, wrong: list[tuple[str, Path]], standard: Standard) -> l
     points = sum(t.points for t in lab.tests)
     found = []
     if len(groups) < standard.exercises:
-        found.append(f"below the standard: {lab.name}: {len(groups)} graded exercises, "
-                     f"the standard is {standard.exercises}")
+        found.append(
+            f"below the standard: {lab.name}: {len(groups)} graded exercises, "
+            f"the standard is {standard.exercises}"
+        )
     if points < standard.points:
-        found.append(f"below the standard: {lab.name}: {points:g} points, the standard is {standard.points:g}")
+        found.append(
+            f"below the standard: {lab.name}: {points:g} points, the standard is {standard.points:g}"
+        )
     for solution in groups:
         count = sum(grade_id == solution for grade_id, _ in wrong)
         if count < standard.wrong_per_exercise:
-            found.append(f"below the standard: {lab.name}: exercise {solution} has {count} wrong solutions, "
-                         f"the standard is {standard.wrong_per_exercise}")
+            found.append(
+                f"below the standard: {lab.name}: exercise {solution} has {count} wrong solutions, "
+                f"the standard is {standard.wrong_per_exercise}"
+            )
     return found
 
 
@@ -126,25 +146,44 @@ def with_solution_replaced(source: nbformat.NotebookNode, grade_id: str, code: s
     return nb
 
 
-def versions(lab: Lab, release: nbformat.NotebookNode, wrong: list[tuple[str, Path]],
-             right: Sequence[tuple[str, Path]] = ()) -> list[Version]:
+def versions(
+    lab: Lab,
+    release: nbformat.NotebookNode,
+    wrong: list[tuple[str, Path]],
+    right: Sequence[tuple[str, Path]] = (),
+) -> list[Version]:
     """Source, nbgrader's release, and each wrong (and other right) solution that belongs to this lab."""
-    found = [Version("source (with solutions)", lab.source, "full"), Version("release (blank)", release, "zero")]
+    found = [
+        Version("source (with solutions)", lab.source, "full"),
+        Version("release (blank)", release, "zero"),
+    ]
     groups = exercise_tests(lab.source)
-    found += [Version(f"source cut after exercise {grade_id}", lab.source, "cut", tuple(tests))
-              for grade_id, tests in groups.items() if tests and code_after(lab.source, tests[-1])]
+    found += [
+        Version(f"source cut after exercise {grade_id}", lab.source, "cut", tuple(tests))
+        for grade_id, tests in groups.items()
+        if tests and code_after(lab.source, tests[-1])
+    ]
     for kind, expectation, files in (("wrong", "loses", wrong), ("right", "earns", right)):
         for grade_id, path in files:
             if grade_id in groups:
                 code, tests = path.read_text(encoding="utf-8"), groups[grade_id]
                 nb = with_solution_replaced(lab.source, grade_id, code)
-                found.append(Version(f"{kind} solution {path.name} (its exercise)", nb, expectation, tuple(tests),
-                                     cut=bool(tests) and may_cut(lab.source, tests[-1], code)))
+                found.append(
+                    Version(
+                        f"{kind} solution {path.name} (its exercise)",
+                        nb,
+                        expectation,
+                        tuple(tests),
+                        cut=bool(tests) and may_cut(lab.source, tests[-1], code),
+                    )
+                )
     return found
 
 
-SHORT_NOTES = {"earns": "a correct solution lost points (a probe too strict): ",
-               "cut": "its probe depends on cells after the exercise (the wrong solutions' runs end there): "}
+SHORT_NOTES = {
+    "earns": "a correct solution lost points (a probe too strict): ",
+    "cut": "its probe depends on cells after the exercise (the wrong solutions' runs end there): ",
+}
 
 
 def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Verdict:
@@ -158,13 +197,18 @@ def judge(lab: str, version: Version, cells: list[CellGrade], error: str) -> Ver
         short = [c for c in cells if c.score < c.points]
         verdict.ok = not short and not error
         strict = SHORT_NOTES.get(version.expectation, "")
-        verdict.note = error or (f"{strict}below full marks: {', '.join(c.grade_id for c in short)} ({_why(short[0])})"
-                                 if short else "")
+        verdict.note = error or (
+            f"{strict}below full marks: {', '.join(c.grade_id for c in short)} ({_why(short[0])})"
+            if short
+            else ""
+        )
     elif version.expectation == "zero":
         scoring = [c.grade_id for c in cells if c.score > 0]
         verdict.ok = not scoring
         verdict.note = f"passes on the blank release (a broken test): {', '.join(scoring)}" if scoring else ""
-        verdict.warnings = [f"{c.grade_id}: the visible test passes on the blank release" for c in cells if c.visible_ok]
+        verdict.warnings = [
+            f"{c.grade_id}: the visible test passes on the blank release" for c in cells if c.visible_ok
+        ]
     else:
         verdict.ok = verdict.score < verdict.max_score
         verdict.note = "" if verdict.ok else "earned full marks: the tests do not catch this mistake"
@@ -181,16 +225,23 @@ def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
     root = build_root / chapter_dir.name
     api = course.api(root)
     course.stage_source(root, chapter_dir.name, labs)
-    course.require_success(api.generate_assignment(chapter_dir.name, force=True), f"generate_assignment {chapter_dir.name}")
+    course.require_success(
+        api.generate_assignment(chapter_dir.name, force=True), f"generate_assignment {chapter_dir.name}"
+    )
     return root / "release" / chapter_dir.name
 
 
-def check_lab(pool: Pool, lab: Lab, path: Path, release: Path, folders: SolutionFolders, jobs: int,
-              salts: int = 1) -> list[Verdict]:
+def check_lab(
+    pool: Pool, lab: Lab, path: Path, release: Path, folders: SolutionFolders, jobs: int, salts: int = 1
+) -> list[Verdict]:
     """Grade every version of one lab under ``salts`` fresh salts (a reference run each); one verdict per
     version, which holds only when it held under every salt (else the first salt's under which it failed)."""
-    todo = versions(lab, nbformat.read(release / path.name, as_version=4), solution_files(folders.wrong, lab.chapter),
-                    solution_files(folders.right, lab.chapter) if folders.right else [])
+    todo = versions(
+        lab,
+        nbformat.read(release / path.name, as_version=4),
+        solution_files(folders.wrong, lab.chapter),
+        solution_files(folders.right, lab.chapter) if folders.right else [],
+    )
     return held_under_every_salt([_check_under_salt(pool, lab, path, todo, jobs) for _ in range(salts)])
 
 
@@ -199,8 +250,12 @@ def held_under_every_salt(rounds: list[list[Verdict]]) -> list[Verdict]:
     that round's, its note naming the salt)."""
     verdicts = rounds[0]
     for k, again in enumerate(rounds[1:], start=2):
-        verdicts = [first if not first.ok or later.ok else replace(later, note=f"under salt {k} of {len(rounds)}: {later.note}")
-                    for first, later in zip(verdicts, again, strict=True)]
+        verdicts = [
+            first
+            if not first.ok or later.ok
+            else replace(later, note=f"under salt {k} of {len(rounds)}: {later.note}")
+            for first, later in zip(verdicts, again, strict=True)
+        ]
     return verdicts
 
 
@@ -211,8 +266,13 @@ def _check_under_salt(pool: Pool, lab: Lab, path: Path, todo: list[Version], job
 
     def grade(version: Version) -> Verdict:
         graded_lab = focused(lab, version.exercise, version.cut) if version.exercise else lab
-        graded = grade_one(pool, graded_lab, Submission("selfcheck", lab.chapter, lab.name, path, version.nb),
-                           reference, salt)
+        graded = grade_one(
+            pool,
+            graded_lab,
+            Submission("selfcheck", lab.chapter, lab.name, path, version.nb),
+            reference,
+            salt,
+        )
         verdict = judge(path.name, version, graded.cells, graded.error)
         verdict.warnings += never_varied(reference) if version.expectation == "full" else []
         return verdict
@@ -227,8 +287,11 @@ def never_varied(reference: JobResult) -> list[str]:
     found = []
     for grade_id, record in sorted(reference.probes.items()):
         varied = record.contracts.varied if record.contracts else {}
-        found += [f"{grade_id}: the probe never passes {call} anything but its default"
-                  for call, seen in varied.items() if "non-default" not in seen]
+        found += [
+            f"{grade_id}: the probe never passes {call} anything but its default"
+            for call, seen in varied.items()
+            if "non-default" not in seen
+        ]
     return found
 
 
@@ -238,14 +301,23 @@ def releases_of(chapter_dirs: list[Path], build_root: Path) -> dict[Path, Path |
     for folder in chapter_dirs:
         paths = labs_in(folder)
         try:
-            found[folder] = release_of(folder, paths, build_root) if paths else f"{folder}: no {LAB_PATTERN} to check"
+            found[folder] = (
+                release_of(folder, paths, build_root) if paths else f"{folder}: no {LAB_PATTERN} to check"
+            )
         except (RuntimeError, ValueError, OSError, SyntaxError) as err:
             found[folder] = f"{folder.name}: {err}"
     return found
 
 
-def check_chapter(pool: Pool, chapter_dir: Path, release: Path | str, folders: SolutionFolders, jobs: int,
-                  standard: Standard, salts: int = 1) -> ChapterCheck:
+def check_chapter(
+    pool: Pool,
+    chapter_dir: Path,
+    release: Path | str,
+    folders: SolutionFolders,
+    jobs: int,
+    standard: Standard,
+    salts: int = 1,
+) -> ChapterCheck:
     """Self-check every lab of one chapter (``release``: its nbgrader release, or why there is none)."""
     result = ChapterCheck(chapter_dir.name)
     if isinstance(release, str):
@@ -265,8 +337,15 @@ def check_chapter(pool: Pool, chapter_dir: Path, release: Path | str, folders: S
     return result
 
 
-def check_chapters(chapter_dirs: list[Path], build_root: Path, folders: SolutionFolders, jobs: int,
-                   standard: Standard = Standard(), sandbox: bool = True, salts: int = 1) -> list[ChapterCheck]:
+def check_chapters(
+    chapter_dirs: list[Path],
+    build_root: Path,
+    folders: SolutionFolders,
+    jobs: int,
+    standard: Standard = Standard(),
+    sandbox: bool = True,
+    salts: int = 1,
+) -> list[ChapterCheck]:
     """Self-check the chapters with ``jobs`` sandboxes shared by all of them.
 
     ``folders.right``: ``<chapter>/<grade_id>__<slug>.py`` correct solutions other than the source's, each
@@ -280,7 +359,10 @@ def check_chapters(chapter_dirs: list[Path], build_root: Path, folders: Solution
     try:
         releases = releases_of(chapter_dirs, build_root)  # nbgrader works while the sandboxes warm up
         pool.ready()
-        return [check_chapter(pool, folder, releases[folder], folders, jobs, standard, salts) for folder in chapter_dirs]
+        return [
+            check_chapter(pool, folder, releases[folder], folders, jobs, standard, salts)
+            for folder in chapter_dirs
+        ]
     finally:
         pool.close()
 

@@ -22,7 +22,10 @@ from graders.coursedir import labs_in, probes_file, solution_files
 from graders.grader.grading import Lab, load_lab
 
 Hashes = dict[str, str]  # version name -> the hash its verdict is valid for
-CHECK_FILES = ("check/selfcheck.py", "check/cuts.py")  # beyond the verdict files: what a version is and what it must earn
+CHECK_FILES = (
+    "check/selfcheck.py",
+    "check/cuts.py",
+)  # beyond the verdict files: what a version is and what it must earn
 
 
 def results_file(lab: Path) -> Path:
@@ -37,9 +40,18 @@ def version_hashes(lab: Lab, folders: SolutionFolders) -> Hashes:
     graders = verdict_sources() + probe_helpers(lab.probes_source) + grader_sources(CHECK_FILES)
     right = solution_files(folders.right, lab.chapter) if folders.right else []
     found = versions(lab, lab.source, solution_files(folders.wrong, lab.chapter), right)
-    return {v.name: hash_of(graders, lab.probes_source, v.name, v.expectation, ",".join(v.exercise), str(v.cut),
-                            *(cell.source for cell in v.nb.cells))
-            for v in found}
+    return {
+        v.name: hash_of(
+            graders,
+            lab.probes_source,
+            v.name,
+            v.expectation,
+            ",".join(v.exercise),
+            str(v.cut),
+            *(cell.source for cell in v.nb.cells),
+        )
+        for v in found
+    }
 
 
 @dataclass(frozen=True)
@@ -57,19 +69,25 @@ def read(lab: Path) -> dict[str, Entry]:
     if not path.is_file():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {name: Entry(entry["hash"], bool(entry["ok"]), entry.get("note", ""))
-            for name, entry in data.get("versions", {}).items()}
+    return {
+        name: Entry(entry["hash"], bool(entry["ok"]), entry.get("note", ""))
+        for name, entry in data.get("versions", {}).items()
+    }
 
 
 def stale(current: Hashes, recorded: dict[str, Entry]) -> list[str]:
     """Versions whose verdict is missing or was found for other sources, then recorded ones that no longer exist."""
-    return ([name for name, digest in current.items() if name not in recorded or recorded[name].hash != digest]
-            + [name for name in recorded if name not in current])
+    return [
+        name for name, digest in current.items() if name not in recorded or recorded[name].hash != digest
+    ] + [name for name in recorded if name not in current]
 
 
 def dumps(lab: str, entries: dict[str, Entry]) -> str:
     """The results as JSON with one line per version (a rerun's diff shows each verdict that changed)."""
-    lines = [f"  {json.dumps(name)}: {json.dumps(_plain(entry), sort_keys=True)}" for name, entry in entries.items()]
+    lines = [
+        f"  {json.dumps(name)}: {json.dumps(_plain(entry), sort_keys=True)}"
+        for name, entry in entries.items()
+    ]
     return f'{{"lab": {json.dumps(lab)}, "versions": {{\n' + ",\n".join(lines) + "}}\n"
 
 
@@ -84,8 +102,10 @@ def record(lab_path: Path, lab: Lab, verdicts: list[Verdict], folders: SolutionF
     missing = sorted(set(current) - set(graded))
     if missing:
         raise ValueError(f"{lab_path}: the check graded no verdict for {', '.join(missing)}")
-    entries = {name: Entry(digest, graded[name].ok, "" if graded[name].ok else graded[name].note)
-               for name, digest in current.items()}
+    entries = {
+        name: Entry(digest, graded[name].ok, "" if graded[name].ok else graded[name].note)
+        for name, digest in current.items()
+    }
     path = results_file(lab_path)
     partial = path.with_suffix(".partial")
     partial.write_text(dumps(f"{lab.chapter}/{lab.name}", entries), encoding="utf-8")
@@ -97,5 +117,7 @@ def record_chapter(chapter_dir: Path, result: ChapterCheck, folders: SolutionFol
     """Record each lab of a checked chapter (none when the chapter could not be checked: nothing was graded)."""
     if result.error is not None:
         return []
-    return [record(path, load_lab(path), [v for v in result.verdicts if v.lab == path.name], folders)
-            for path in labs_in(chapter_dir)]
+    return [
+        record(path, load_lab(path), [v for v in result.verdicts if v.lab == path.name], folders)
+        for path in labs_in(chapter_dir)
+    ]

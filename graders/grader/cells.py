@@ -44,8 +44,12 @@ class Restored:
 
     cells: list[Cell]
     missing: list[str] = field(default_factory=list)  # graded cells deleted or retyped
-    altered: list[str] = field(default_factory=list)  # a copy of a graded or locked cell whose source or metadata was edited
-    duplicated: list[str] = field(default_factory=list)  # graded, locked or solution cells that appear more than once
+    altered: list[str] = field(
+        default_factory=list
+    )  # a copy of a graded or locked cell whose source or metadata was edited
+    duplicated: list[str] = field(
+        default_factory=list
+    )  # graded, locked or solution cells that appear more than once
     added: list[int] = field(default_factory=list)  # indices of code cells of the submission that do not run
     refused: dict[str, list[Finding]] = field(default_factory=dict)  # solution grade_id -> why it did not run
     solutions: dict[str, str] = field(default_factory=dict)  # solution grade_id -> the source that runs
@@ -53,8 +57,11 @@ class Restored:
 
 def test_cells(source_nb: nbformat.NotebookNode) -> list[TestCell]:
     """The graded test cells of the source, in notebook order."""
-    return [_test_cell(c) for c in source_nb.cells
-            if c.cell_type == "code" and nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")]
+    return [
+        _test_cell(c)
+        for c in source_nb.cells
+        if c.cell_type == "code" and nbgrader_meta(c).get("grade") and not nbgrader_meta(c).get("solution")
+    ]
 
 
 def _test_cell(cell: nbformat.NotebookNode) -> TestCell:
@@ -86,7 +93,9 @@ def _copies(submitted: nbformat.NotebookNode) -> dict[str, list[tuple[int, nbfor
     return found
 
 
-def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, vetted: bool = True) -> Restored:
+def restore(
+    source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, vetted: bool = True
+) -> Restored:
     """The cells to run: the source's code cells in the source's order, each solution cell taken from the
     submission (its last copy), everything else from the source.
 
@@ -95,7 +104,9 @@ def restore(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode, 
     for graded code (:mod:`graders.grader.vetting`) is replaced by its blank release and recorded in ``refused``.
     """
     copies = _copies(submitted)
-    modules = imported_names(tuple(c.source for c in source_nb.cells if c.cell_type == "code")) if vetted else None
+    modules = (
+        imported_names(tuple(c.source for c in source_nb.cells if c.cell_type == "code")) if vetted else None
+    )
     owners = exercise_names(source_nb) if vetted else {}
     result = Restored([])
     for index, cell in enumerate(source_nb.cells):
@@ -204,13 +215,25 @@ def exercise_names(source_nb: nbformat.NotebookNode) -> dict[str, str]:
 
 def defines_another_exercise(source: str, grade_id: str, owners: dict[str, str]) -> list[Finding]:
     """Where a solution cell binds a name that is another exercise's function or class."""
-    return [Finding(line, f"defines '{name}', the exercise of solution cell '{owners[name]}' (each exercise's code "
-                          "goes in its own cell)")
-            for name, line in top_level_names(source).items() if owners.get(name, grade_id) != grade_id]
+    return [
+        Finding(
+            line,
+            f"defines '{name}', the exercise of solution cell '{owners[name]}' (each exercise's code "
+            "goes in its own cell)",
+        )
+        for name, line in top_level_names(source).items()
+        if owners.get(name, grade_id) != grade_id
+    ]
 
 
-def _restored_cell(index: int, cell: nbformat.NotebookNode, copies: dict, modules: frozenset[str] | None,
-                   result: Restored, owners: dict[str, str] | None = None) -> Cell:
+def _restored_cell(
+    index: int,
+    cell: nbformat.NotebookNode,
+    copies: dict,
+    modules: frozenset[str] | None,
+    result: Restored,
+    owners: dict[str, str] | None = None,
+) -> Cell:
     """What runs for the source's code cell ``index``; notes what its copies in the submission did."""
     meta = nbgrader_meta(cell)
     grade_id = meta.get("grade_id")
@@ -244,11 +267,19 @@ def _added(source_nb: nbformat.NotebookNode, submitted: nbformat.NotebookNode) -
     """Indices of the submission's code cells that are no cell of the source (unknown grade_id, or an
     unmarked cell whose source is not one of the source's unmarked cells)."""
     known_ids = {nbgrader_meta(c).get("grade_id") for c in source_nb.cells if c.cell_type == "code"} - {None}
-    unmarked = {_squeeze(c.source) for c in source_nb.cells if c.cell_type == "code" and not nbgrader_meta(c).get("grade_id")}
+    unmarked = {
+        _squeeze(c.source)
+        for c in source_nb.cells
+        if c.cell_type == "code" and not nbgrader_meta(c).get("grade_id")
+    }
     added = []
     for index, cell in enumerate(submitted.cells):
         grade_id = nbgrader_meta(cell).get("grade_id")
-        if cell.cell_type == "code" and grade_id not in known_ids and _squeeze(cell.source) not in unmarked | {""}:
+        if (
+            cell.cell_type == "code"
+            and grade_id not in known_ids
+            and _squeeze(cell.source) not in unmarked | {""}
+        ):
             added.append(index)
     return added
 

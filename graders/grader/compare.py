@@ -18,12 +18,19 @@ from graders.boundary.job_result import Contracts, ProbeRecord
 
 KNOWN_EXCEPTIONS = frozenset(
     {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
-    | {n for n in dir(torch) if n.endswith("Error") and isinstance(getattr(torch, n), type)})
+    | {n for n in dir(torch) if n.endswith("Error") and isinstance(getattr(torch, n), type)}
+)
 SHORT_REPR = 60
 #: Default (rtol, atol) per floating dtype: a float64 exercise is held to float64 accuracy (float32
 #: accumulation fails it), lower precisions to torch.testing's defaults.
-TOLERANCES = {torch.float64: (1e-9, 1e-12), torch.complex128: (1e-9, 1e-12), torch.float32: (1.3e-6, 1e-5),
-              torch.complex64: (1.3e-6, 1e-5), torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}
+TOLERANCES = {
+    torch.float64: (1e-9, 1e-12),
+    torch.complex128: (1e-9, 1e-12),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+}
 FLOAT_TOLERANCE = (1e-6, 1e-9)  # Python floats: most come from float32 work (a loss's .item())
 
 
@@ -34,7 +41,11 @@ def tolerance(dtype: torch.dtype | None, rtol: float | None, atol: float | None)
     smallest normal number: below it (subnormals) two correct formulas may round apart, or to 0.
     """
     default = TOLERANCES.get(dtype, FLOAT_TOLERANCE) if dtype is not None else FLOAT_TOLERANCE
-    floor = torch.finfo(dtype).tiny if dtype is not None and (dtype.is_floating_point or dtype.is_complex) else 0.0
+    floor = (
+        torch.finfo(dtype).tiny
+        if dtype is not None and (dtype.is_floating_point or dtype.is_complex)
+        else 0.0
+    )
     return (default[0] if rtol is None else rtol, max(floor, default[1] if atol is None else atol))
 
 
@@ -91,11 +102,12 @@ def short_repr(value: Any, at: tuple[int, ...] | None = None) -> str:
         element = f", [{', '.join(map(str, at))}] = {value[at].item()!r}" if at is not None else ""
         return f"tensor({shape}, {str(value.dtype).removeprefix('torch.')}{element})"
     text = repr(value)
-    return text if len(text) <= SHORT_REPR else text[:SHORT_REPR - 3] + "..."
+    return text if len(text) <= SHORT_REPR else text[: SHORT_REPR - 3] + "..."
 
 
-def _first_differing_element(got: torch.Tensor, want: torch.Tensor, rtol: float | None,
-                             atol: float | None) -> tuple[int, ...] | None:
+def _first_differing_element(
+    got: torch.Tensor, want: torch.Tensor, rtol: float | None, atol: float | None
+) -> tuple[int, ...] | None:
     """Index of the first element outside tolerance (else of the largest difference); None when empty."""
     if want.numel() == 0:
         return None
@@ -118,8 +130,9 @@ def _tensor_difference(got: torch.Tensor, want: torch.Tensor, rtol: float | None
     return f"expected {short_repr(want, at)}, got {short_repr(got, at)}"
 
 
-def first_difference(got: Any, want: Any, rtol: float | None = None, atol: float | None = None,
-                     path: str = "") -> str | None:
+def first_difference(
+    got: Any, want: Any, rtol: float | None = None, atol: float | None = None, path: str = ""
+) -> str | None:
     """Where ``got`` first differs from ``want`` (walking them as :func:`same` does), or None.
 
     ``'["grads"][2]: expected tensor(3, float32, [1] = 0.5), got tensor(3, float32, [1] = 0.0)'``; the
@@ -135,13 +148,26 @@ def first_difference(got: Any, want: Any, rtol: float | None = None, atol: float
     if isinstance(want, (list, tuple)):
         if len(got) != len(want):
             return f"{where}expected {len(want)} items, got {len(got)}"
-        return next(filter(None, (first_difference(g, w, rtol, atol, f"{path}[{i}]")
-                                  for i, (g, w) in enumerate(zip(got, want, strict=True)))), None)
+        return next(
+            filter(
+                None,
+                (
+                    first_difference(g, w, rtol, atol, f"{path}[{i}]")
+                    for i, (g, w) in enumerate(zip(got, want, strict=True))
+                ),
+            ),
+            None,
+        )
     if isinstance(want, dict):
         if got.keys() != want.keys():
             return f"{where}expected keys {sorted(want)}, got {sorted(got)}"
-        return next(filter(None, (first_difference(got[k], want[k], rtol, atol, f"{path}[{json.dumps(k)}]")
-                                  for k in want)), None)
+        return next(
+            filter(
+                None,
+                (first_difference(got[k], want[k], rtol, atol, f"{path}[{json.dumps(k)}]") for k in want),
+            ),
+            None,
+        )
     return f"{where}expected {short_repr(want)}, got {short_repr(got)}"
 
 
@@ -167,15 +193,19 @@ def first_unplain(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def compare(got: ProbeRecord, want: ProbeRecord, rtol: float | None = None,
-            atol: float | None = None) -> Verdict:
+def compare(
+    got: ProbeRecord, want: ProbeRecord, rtol: float | None = None, atol: float | None = None
+) -> Verdict:
     """Compare a submission's probe record with the reference's (each a value or the error it raised)."""
     if want.error is not None:
         return Verdict(False, why=f"the reference itself failed ({want.error}): a broken probe")
     unplain = first_unplain(want.value)
     if unplain:
-        return Verdict(False, why=f"the reference returned what the grader cannot compare ({unplain}): "
-                                  "a broken probe (return tensors, numbers, strings or lists/dicts of them)")
+        return Verdict(
+            False,
+            why=f"the reference returned what the grader cannot compare ({unplain}): "
+            "a broken probe (return tensors, numbers, strings or lists/dicts of them)",
+        )
     if got.error is not None:
         return Verdict(False, why=f"raised {exception_name(got.error)}")
     effects = _effects_differ(got.contracts, want.contracts)
@@ -188,8 +218,13 @@ def compare(got: ProbeRecord, want: ProbeRecord, rtol: float | None = None,
         detail = first_differing_case(observed, expected, rtol, atol) if differing else ""
         return Verdict(differing == 0, differing, len(expected), why, detail)
     ok = same(observed, expected, rtol, atol)
-    return Verdict(ok, 0 if ok else 1, 1, "" if ok else "differs from the reference",
-                   "" if ok else first_difference(observed, expected, rtol, atol) or "")
+    return Verdict(
+        ok,
+        0 if ok else 1,
+        1,
+        "" if ok else "differs from the reference",
+        "" if ok else first_difference(observed, expected, rtol, atol) or "",
+    )
 
 
 def _effects_differ(got: Contracts | None, want: Contracts | None) -> str:
@@ -201,8 +236,10 @@ def _effects_differ(got: Contracts | None, want: Contracts | None) -> str:
     theirs = want.effects
     for key in sorted(set(mine) | set(theirs), key=lambda k: (k[0], str(k[1]))):
         if sorted(mine.get(key, [])) != sorted(theirs.get(key, [])):
-            return (f"call {key[0]} of {key[1]}: changed {sorted(mine.get(key, [])) or 'nothing'}, "
-                    f"the reference {sorted(theirs.get(key, [])) or 'nothing'}")
+            return (
+                f"call {key[0]} of {key[1]}: changed {sorted(mine.get(key, [])) or 'nothing'}, "
+                f"the reference {sorted(theirs.get(key, [])) or 'nothing'}"
+            )
     return ""
 
 

@@ -70,10 +70,17 @@ def import_probes(source: str, path: Path) -> dict[str, Probe]:
     try:
         return load_probes(source, str(path))
     except SyntaxError as err:
-        raise ValueError(f"{path}:{err.lineno}: the probe file does not import: SyntaxError: {err.msg}") from err
+        raise ValueError(
+            f"{path}:{err.lineno}: the probe file does not import: SyntaxError: {err.msg}"
+        ) from err
     except Exception as err:  # whatever the instructor's module raises is re-raised, naming the file and line
-        line = next((f.lineno for f in reversed(traceback.extract_tb(err.__traceback__)) if f.filename == str(path)), None)
-        raise ValueError(f"{path}:{line}: the probe file does not import: {type(err).__name__}: {err}") from err
+        line = next(
+            (f.lineno for f in reversed(traceback.extract_tb(err.__traceback__)) if f.filename == str(path)),
+            None,
+        )
+        raise ValueError(
+            f"{path}:{line}: the probe file does not import: {type(err).__name__}: {err}"
+        ) from err
 
 
 def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
@@ -84,15 +91,22 @@ def warm_modules(labs: Iterable[Lab]) -> tuple[str, ...]:
 def lab_sources(labs: Iterable[Lab]) -> list[str]:
     """The code of the labs' cells and of their probe files."""
     labs = list(labs)
-    return [c.source for lab in labs for c in lab.source.cells if c.cell_type == "code"] + [lab.probes_source for lab in labs]
+    return [c.source for lab in labs for c in lab.source.cells if c.cell_type == "code"] + [
+        lab.probes_source for lab in labs
+    ]
 
 
 def focused(lab: Lab, grade_ids: Iterable[str], cut: bool = True) -> Lab:
     """``lab`` narrowed to the test cells ``grade_ids``: the others neither run nor score (``cut``: nor
     does anything after the last of them)."""
     keep = tuple(grade_ids)
-    return replace(lab, tests=[t for t in lab.tests if t.grade_id in keep],
-                   probes={g: p for g, p in lab.probes.items() if g in keep}, focus=keep, cut=cut)
+    return replace(
+        lab,
+        tests=[t for t in lab.tests if t.grade_id in keep],
+        probes={g: p for g, p in lab.probes.items() if g in keep},
+        focus=keep,
+        cut=cut,
+    )
 
 
 def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
@@ -103,14 +117,16 @@ def in_focus(lab: Lab, cells: list[Cell]) -> list[Cell]:
         return cells
     kept = [c for c in cells if not (c.graded and c.key not in lab.focus)]
     if lab.cut:
-        kept = kept[:max((i + 1 for i, c in enumerate(kept) if c.graded), default=len(kept))]
+        kept = kept[: max((i + 1 for i, c in enumerate(kept) if c.graded), default=len(kept))]
     return kept
 
 
 def job_for(lab: Lab, cells: Restored | list, salt: int, traceback: bool = False) -> Job:
     """The sandbox job of a notebook's cells, with the lab's probes (``traceback``: the instructor's source only)."""
     cells = in_focus(lab, cells.cells if isinstance(cells, Restored) else cells)
-    return Job(cells, lab.probes_source, lab.probes_file, salt, traceback=traceback, probes_only=list(lab.focus))
+    return Job(
+        cells, lab.probes_source, lab.probes_file, salt, traceback=traceback, probes_only=list(lab.focus)
+    )
 
 
 DID_NOT_RUN = CellRun(False, "did not run")
@@ -130,15 +146,21 @@ def score(lab: Lab, restored: Restored, outcome: JobOutcome, reference: JobResul
         assert outcome.result is not None, "_not_run says why a run without a result earns nothing"
         ran = outcome.result.cells.get(test.grade_id, DID_NOT_RUN)
         probe = lab.probes[test.grade_id]
-        verdict = compare(outcome.result.probes.get(test.grade_id, NOT_RUN),
-                          reference.probes[test.grade_id], probe.rtol, probe.atol)
+        verdict = compare(
+            outcome.result.probes.get(test.grade_id, NOT_RUN),
+            reference.probes[test.grade_id],
+            probe.rtol,
+            probe.atol,
+        )
         why = []
         if not ran.ok:
             why.append(f"visible tests failed: {ran.error}")
         if not verdict.ok:
             why.append(f"hidden check '{probe.description}' failed")
         earned = points_for(verdict, test.points, probe.partial_step) if ran.ok else 0.0
-        detail = "; ".join(filter(None, [verdict.why, verdict.detail and f"first difference: {verdict.detail}"]))
+        detail = "; ".join(
+            filter(None, [verdict.why, verdict.detail and f"first difference: {verdict.detail}"])
+        )
         grades.append(CellGrade(test.grade_id, test.points, earned, "; ".join(why), detail, ran.ok))
     return grades
 
@@ -152,8 +174,11 @@ def _not_run(lab: Lab, restored: Restored, outcome: JobOutcome, test: TestCell, 
     if solution in restored.refused:
         return f"solution cell '{solution}' did not run: {_lines(restored.refused[solution])} (not allowed in graded code)"
     probe = lab.probes[test.grade_id]
-    broken = stated_rule_breaks(restored.solutions, solution, probe.forbid, probe.iterative) \
-        if solution and (probe.forbid or probe.iterative) else []
+    broken = (
+        stated_rule_breaks(restored.solutions, solution, probe.forbid, probe.iterative)
+        if solution and (probe.forbid or probe.iterative)
+        else []
+    )
     return f"solution cell '{solution}' breaks the exercise's rule: {_lines(broken)}" if broken else ""
 
 
@@ -167,21 +192,28 @@ def salt_of(salts: int | Mapping[str, int], chapter: str) -> int:
     return salts if isinstance(salts, int) else salts[chapter]
 
 
-def reference_runs(pool: Pool, labs: dict[tuple[str, str], Lab],
-                   salt: int | Mapping[str, int]) -> dict[tuple[str, str], JobResult]:
+def reference_runs(
+    pool: Pool, labs: dict[tuple[str, str], Lab], salt: int | Mapping[str, int]
+) -> dict[tuple[str, str], JobResult]:
     """Each lab's source run once in the sandbox, with its chapter's salt: the observations submissions must match."""
 
     def one(lab: Lab) -> JobResult:
-        outcome = pool.run(job_for(lab, reference_cells(lab.source), salt_of(salt, lab.chapter), traceback=True),
-                           lab.exclusive)
+        outcome = pool.run(
+            job_for(lab, reference_cells(lab.source), salt_of(salt, lab.chapter), traceback=True),
+            lab.exclusive,
+        )
         probes = outcome.result.probes if outcome.result else {}
         broken = {g: r.error for g, r in probes.items() if r.error is not None}
         if broken:
-            raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed: "
-                               + "\n".join(broken_probe(lab, g, error) for g, error in broken.items()))
+            raise RuntimeError(
+                f"reference run of {lab.chapter}/{lab.name} failed: "
+                + "\n".join(broken_probe(lab, g, error) for g, error in broken.items())
+            )
         if outcome.result is None:
-            raise RuntimeError(f"reference run of {lab.chapter}/{lab.name} failed ({outcome.status}): "
-                               f"{outcome.output_tail.strip().splitlines()[-1:] or ''}")
+            raise RuntimeError(
+                f"reference run of {lab.chapter}/{lab.name} failed ({outcome.status}): "
+                f"{outcome.output_tail.strip().splitlines()[-1:] or ''}"
+            )
         return outcome.result
 
     with ThreadPoolExecutor(len(pool.workers)) as running:
@@ -195,19 +227,31 @@ def broken_probe(lab: Lab, grade_id: str, error: str) -> str:
     return f"probe {grade_id} ({lab.probes_file}) raised {message}{shown}"
 
 
-def grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: JobResult | None, salt: int) -> NotebookGrade:
+def grade_one(
+    pool: Pool, lab: Lab | None, sub: Submission, reference: JobResult | None, salt: int
+) -> NotebookGrade:
     """Grade one submission; every problem ends up in the grade, none escapes."""
     try:
         return _grade_one(pool, lab, sub, reference, salt)
     except Exception as err:  # noqa: BLE001 - one submission never stops the batch
-        grade = NotebookGrade(sub.student, sub.chapter, sub.notebook, "grader error",
-                              f"{sub.path}: grader error: {type(err).__name__}")
-        grade.cells = [CellGrade(t.grade_id, t.points, 0.0, "not graded: grader error") for t in lab.tests] if lab else []
+        grade = NotebookGrade(
+            sub.student,
+            sub.chapter,
+            sub.notebook,
+            "grader error",
+            f"{sub.path}: grader error: {type(err).__name__}",
+        )
+        grade.cells = (
+            [CellGrade(t.grade_id, t.points, 0.0, "not graded: grader error") for t in lab.tests]
+            if lab
+            else []
+        )
         return grade
 
 
-def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: JobResult | None,
-               salt: int) -> NotebookGrade:
+def _grade_one(
+    pool: Pool, lab: Lab | None, sub: Submission, reference: JobResult | None, salt: int
+) -> NotebookGrade:
     grade = NotebookGrade(sub.student, sub.chapter, sub.notebook, "error", sub.error)
     if lab is None or reference is None:
         grade.error = grade.error or f"{sub.path}: no such lab"
@@ -231,11 +275,16 @@ def _grade_one(pool: Pool, lab: Lab | None, sub: Submission, reference: JobResul
     grade.cells = score(lab, restored, outcome, reference)
     grade.flags = [f"test cell {g} deleted or retyped" for g in restored.missing]
     grade.flags += [f"cell {g} edited (the source's version runs)" for g in restored.altered]
-    grade.flags += [f"cell {g} appears more than once (each copy compared; the source's runs)" for g in restored.duplicated]
+    grade.flags += [
+        f"cell {g} appears more than once (each copy compared; the source's runs)"
+        for g in restored.duplicated
+    ]
     grade.flags += [f"solution cell {g} not run: {_lines(f)}" for g, f in restored.refused.items()]
     if restored.added:
-        grade.flags.append(f"{len(restored.added)} cells added by the student, not run: "
-                           + ", ".join(f"cell {i}" for i in restored.added[:10]))
+        grade.flags.append(
+            f"{len(restored.added)} cells added by the student, not run: "
+            + ", ".join(f"cell {i}" for i in restored.added[:10])
+        )
     return grade
 
 
@@ -245,10 +294,18 @@ def complete(result: JobResult, lab: Lab, restored: Restored) -> bool:
     return set(result.probes) == set(lab.probes) and ran <= set(result.cells)
 
 
-def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: int, limits: Limits,
-                use_bwrap: bool, log_dir: Path, on_done: Callable[[NotebookGrade], None] = lambda g: None,
-                prepare: Callable[[], None] = lambda: None, started: Sandboxes | None = None,
-                salts: Mapping[str, int] | None = None) -> Batch:
+def grade_batch(
+    labs: dict[tuple[str, str], Lab],
+    subs: list[Submission],
+    jobs: int,
+    limits: Limits,
+    use_bwrap: bool,
+    log_dir: Path,
+    on_done: Callable[[NotebookGrade], None] = lambda g: None,
+    prepare: Callable[[], None] = lambda: None,
+    started: Sandboxes | None = None,
+    salts: Mapping[str, int] | None = None,
+) -> Batch:
     """Grade ``subs`` against ``labs`` with ``jobs`` sandboxes in parallel (``started``: sandboxes already
     spawned for them, closed here as if started here). ``salts``: each chapter's salt (the class's, kept by
     graders.grader.salts); without them every chapter draws from one salt made for this run.
@@ -257,8 +314,9 @@ def grade_batch(labs: dict[tuple[str, str], Lab], subs: list[Submission], jobs: 
     no process a submission runs in was ever near the instructor's source or its results.
     """
     salt = dict(salts) if salts is not None else dict.fromkeys({c for c, _ in labs}, secrets.randbits(62))
-    sandboxes = started or start_sandboxes(warm_modules(labs.values()), len(labs), len(subs), jobs, limits, use_bwrap,
-                                           log_dir)
+    sandboxes = started or start_sandboxes(
+        warm_modules(labs.values()), len(labs), len(subs), jobs, limits, use_bwrap, log_dir
+    )
     pool = sandboxes.students
     try:
         try:

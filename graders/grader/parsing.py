@@ -65,8 +65,11 @@ def read_cell(source: str) -> ast.Module | Unread:
         return Unread(1, f"a solution cell of {size} bytes (graded code may have at most {MAX_CELL_BYTES})")
     if source.count("{") > MAX_BRACES:
         line = source.count("\n", 0, _nth("{", source, MAX_BRACES + 1)) + 1
-        return Unread(line, f"more than {MAX_BRACES} braces in one cell (f-string fields, dicts and sets: "
-                            "each costs the grader's parser more than the last)")
+        return Unread(
+            line,
+            f"more than {MAX_BRACES} braces in one cell (f-string fields, dicts and sets: "
+            "each costs the grader's parser more than the last)",
+        )
     return _read_within_bounds(source)
 
 
@@ -85,7 +88,9 @@ def _read_within_bounds(source: str) -> ast.Module | Unread:
     try:
         return parse(source)
     except SyntaxError as err:
-        return Unread(err.lineno or 1, f"not plain Python ({err.msg}; magics and shell escapes are not "
-                                       "allowed in graded code)")
+        return Unread(
+            err.lineno or 1,
+            f"not plain Python ({err.msg}; magics and shell escapes are not allowed in graded code)",
+        )
     except (ValueError, RecursionError, MemoryError) as err:
         return Unread(1, f"not plain Python ({type(err).__name__})")

@@ -17,7 +17,9 @@ class CellGrade:
     points: float
     score: float
     why: str = ""
-    detail: str = ""  # for the instructor only (labs check, results.json): the first differing case and values
+    detail: str = (
+        ""  # for the instructor only (labs check, results.json): the first differing case and values
+    )
     visible_ok: bool | None = None  # whether the cell's visible tests passed (None: the cell never ran)
 
 

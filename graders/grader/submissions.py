@@ -66,15 +66,19 @@ def unpack(archive: Path, into: Path) -> list[str]:
                 continue
             total += info.file_size
             if total > MAX_ZIP_BYTES:
-                errors.append(f"{archive}: {plain(repr(info.filename))}: refused (the zip unpacks to over "
-                              f"{MAX_ZIP_BYTES >> 30} GiB)")
+                errors.append(
+                    f"{archive}: {plain(repr(info.filename))}: refused (the zip unpacks to over "
+                    f"{MAX_ZIP_BYTES >> 30} GiB)"
+                )
                 continue
             try:
                 _extract(zipped, info, into)
             except BadFile as err:
                 errors.append(f"{archive}: {plain(repr(info.filename))}: {err}")
             except Exception as err:  # noqa: BLE001 - a damaged or odd entry is refused, the rest extracted
-                errors.append(f"{archive}: {plain(repr(info.filename))}: refused ({plain(f'{type(err).__name__}: {err}')})")
+                errors.append(
+                    f"{archive}: {plain(repr(info.filename))}: refused ({plain(f'{type(err).__name__}: {err}')})"
+                )
     return errors
 
 
@@ -110,7 +114,9 @@ def read_regular_file(path: Path) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as err:
-        raise BadFile(SYMLINK if err.errno == errno.ELOOP else f"cannot open ({os.strerror(err.errno or 0)})") from err
+        raise BadFile(
+            SYMLINK if err.errno == errno.ELOOP else f"cannot open ({os.strerror(err.errno or 0)})"
+        ) from err
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -126,7 +132,9 @@ def read_regular_file(path: Path) -> bytes:
     if not data:
         raise BadFile("empty file")
     if len(data) > MAX_NOTEBOOK_BYTES:
-        raise BadFile(f"{max(info.st_size, len(data)) >> 20} MiB is over the {MAX_NOTEBOOK_BYTES >> 20} MiB limit")
+        raise BadFile(
+            f"{max(info.st_size, len(data)) >> 20} MiB is over the {MAX_NOTEBOOK_BYTES >> 20} MiB limit"
+        )
     return data
 
 
@@ -137,8 +145,10 @@ def parse_notebook(data: bytes) -> nbformat.NotebookNode:
     except UnicodeDecodeError as err:
         raise BadFile(f"not a notebook (not UTF-8 text: byte {err.start})") from err
     except json.JSONDecodeError as err:
-        raise BadFile(f"not a notebook (invalid JSON at line {err.lineno} column {err.colno}: "
-                      f"{plain(err.msg.removesuffix(' at'))})") from err
+        raise BadFile(
+            f"not a notebook (invalid JSON at line {err.lineno} column {err.colno}: "
+            f"{plain(err.msg.removesuffix(' at'))})"
+        ) from err
     if not isinstance(raw, dict) or raw.get("nbformat") != 4:
         version = raw.get("nbformat") if isinstance(raw, dict) else "?"
         raise BadFile(f"unsupported notebook format (nbformat {plain(repr(version), 20)}; need 4)")
@@ -153,7 +163,10 @@ def parse_notebook(data: bytes) -> nbformat.NotebookNode:
 
 def _where(err: Exception) -> str:
     """`` at cells/3/outputs/0`` for a schema error, its student-chosen keys masked."""
-    path = [str(p) if isinstance(p, int) or SAFE_NAME.match(str(p)) else "?" for p in getattr(err, "absolute_path", ())]
+    path = [
+        str(p) if isinstance(p, int) or SAFE_NAME.match(str(p)) else "?"
+        for p in getattr(err, "absolute_path", ())
+    ]
     return f" at {'/'.join(path)}" if path else ""
 
 
@@ -174,8 +187,10 @@ def drop_malformed_nbgrader(nb: nbformat.NotebookNode) -> None:
     by grade_id; a list or number there is no cell of the lab, only a way to crash the grader)."""
     for cell in nb.cells:
         meta = cell.get("metadata", {})
-        if "nbgrader" in meta and (not isinstance(meta["nbgrader"], dict)
-                                   or not isinstance(meta["nbgrader"].get("grade_id", ""), str)):
+        if "nbgrader" in meta and (
+            not isinstance(meta["nbgrader"], dict)
+            or not isinstance(meta["nbgrader"].get("grade_id", ""), str)
+        ):
             del meta["nbgrader"]
 
 
@@ -186,8 +201,9 @@ def collect(root: Path, chapters: dict[str, set[str]]) -> Collected:
         if entry.name.startswith(".") or not (entry.is_symlink() or entry.is_dir(follow_symlinks=False)):
             continue
         if not SAFE_NAME.match(entry.name):
-            found.rejected.append(f"{root / plain(entry.name)}: refused student folder name "
-                                  "(use letters, digits, . _ @ + -)")
+            found.rejected.append(
+                f"{root / plain(entry.name)}: refused student folder name (use letters, digits, . _ @ + -)"
+            )
             continue
         try:
             _collect_student(root / entry.name, chapters, found)
@@ -203,16 +219,19 @@ def _collect_student(student_dir: Path, chapters: dict[str, set[str]], found: Co
         if problem is None and not os.path.lexists(student_dir / chapter):
             continue
         if problem:
-            found.submissions += [_refused(student_dir.name, chapter, student_dir / chapter / n, problem)
-                                  for n in sorted(labs)]
+            found.submissions += [
+                _refused(student_dir.name, chapter, student_dir / chapter / n, problem) for n in sorted(labs)
+            ]
             continue
         for name in sorted(labs):
             if os.path.lexists(student_dir / chapter / name):
                 found.submissions.append(_read(student_dir.name, chapter, student_dir / chapter / name))
-        found.rejected += [f"{student_dir / chapter / plain(e.name)}: not a lab of {chapter} "
-                           f"(expected {', '.join(sorted(labs))})"
-                           for e in sorted(os.scandir(student_dir / chapter), key=lambda e: e.name)
-                           if e.name.endswith(".ipynb") and e.name not in labs]
+        found.rejected += [
+            f"{student_dir / chapter / plain(e.name)}: not a lab of {chapter} "
+            f"(expected {', '.join(sorted(labs))})"
+            for e in sorted(os.scandir(student_dir / chapter), key=lambda e: e.name)
+            if e.name.endswith(".ipynb") and e.name not in labs
+        ]
 
 
 def _not_a_folder(path: Path) -> str | None:
@@ -237,7 +256,10 @@ def _read(student: str, chapter: str, path: Path) -> Submission:
 
 def matches_lab(nb: nbformat.NotebookNode, lab_grade_ids: set[str]) -> bool:
     """True when the notebook carries at least one of the lab's graded cells (right chapter)."""
-    ids = {meta.get("grade_id") for c in nb.cells
-           if isinstance(meta := c.get("metadata", {}).get("nbgrader", {}), dict)
-           and isinstance(meta.get("grade_id"), str)}
+    ids = {
+        meta.get("grade_id")
+        for c in nb.cells
+        if isinstance(meta := c.get("metadata", {}).get("nbgrader", {}), dict)
+        and isinstance(meta.get("grade_id"), str)
+    }
     return bool(ids & lab_grade_ids)

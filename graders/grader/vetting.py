@@ -61,88 +61,418 @@ from graders.grader.parsing import Unread, read_cell
 #: grader resolves loads its module, and hundreds would load thousands of modules into the trusted grader.
 MAX_IMPORTS = 32
 #: Top-level modules graded code may import and use (of each, what :func:`_step` allows).
-ALLOWED_ROOTS = frozenset({
-    "torch", "numpy", "math", "cmath", "random", "statistics", "itertools", "functools", "operator",
-    "collections", "heapq", "bisect", "dataclasses", "contextlib", "copy", "numbers", "fractions", "decimal",
-    "re", "warnings", "time", "abc", "textwrap", "typing", "labutils", "inspect", "onnx", "onnxruntime"})
+ALLOWED_ROOTS = frozenset(
+    {
+        "torch",
+        "numpy",
+        "math",
+        "cmath",
+        "random",
+        "statistics",
+        "itertools",
+        "functools",
+        "operator",
+        "collections",
+        "heapq",
+        "bisect",
+        "dataclasses",
+        "contextlib",
+        "copy",
+        "numbers",
+        "fractions",
+        "decimal",
+        "re",
+        "warnings",
+        "time",
+        "abc",
+        "textwrap",
+        "typing",
+        "labutils",
+        "inspect",
+        "onnx",
+        "onnxruntime",
+    }
+)
 #: Modules and members graded code may not use unless the lab's own solution cells do (a prefix denies
 #: everything under it). They start processes or threads, register operators, load native code, run
 #: code from strings or hand out frames, modules and computed attributes.
-DENIED = frozenset({
-    "torch.library", "torch.ops", "torch.classes", "torch.multiprocessing", "torch.cuda.tunable",
-    "torch.cuda.jiterator", "torch.utils.cpp_extension", "torch.hub", "torch.package", "torch.distributed",
-    "torch.distributed.rpc", "torch.distributed.elastic", "torch.distributed.run", "torch.distributed.launcher",
-    "torch.utils.data", "torch.utils.benchmark", "torch.utils.collect_env", "torch.utils.bundled_inputs",
-    "torch.utils.tensorboard", "torch.utils.model_zoo", "torch.utils.show_pickle", "torch.utils.throughput_benchmark",
-    "torch.nn.parallel", "torch.overrides", "torch.compile", "torch.compiler", "torch.jit", "torch.fx", "torch.onnx",
-    "torch.export", "torch.serialization", "torch.ao", "torch.profiler", "torch.autograd.profiler",
-    "numpy.f2py", "numpy.ctypeslib", "numpy.testing", "numpy.distutils", "numpy.lib.format", "numpy.load",
-    # files: graded code reads and writes none (a loader that unpickles runs code; a reader sees the sandbox's files)
-    "numpy.lib.npyio", "numpy.lib._npyio_impl", "numpy.lib._datasource", "numpy.lib._format_impl", "numpy.save",
-    "numpy.savez", "numpy.savez_compressed", "numpy.savetxt", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromfile",
-    "numpy.fromregex", "numpy.memmap", "numpy.lib.DataSource", "torch.from_file", "torch.save", "torch.load",
-    "contextlib.chdir", "onnx.save", "onnx.save_model", "onnx.save_tensor", "onnx.external_data_helper", "onnx.reference", "onnx.hub", "onnx.backend",
-    "typing.get_type_hints", "typing.ForwardRef", "typing.get_overloads",
-    "operator.attrgetter", "operator.methodcaller", "functools.singledispatch", "functools.singledispatchmethod",
-    "dataclasses.make_dataclass", "copy.copyreg", "re.template", "abc.ABCMeta",
-    "labutils.launch", "labutils.load_ipython_extension", "labutils.notebook"})
+DENIED = frozenset(
+    {
+        "torch.library",
+        "torch.ops",
+        "torch.classes",
+        "torch.multiprocessing",
+        "torch.cuda.tunable",
+        "torch.cuda.jiterator",
+        "torch.utils.cpp_extension",
+        "torch.hub",
+        "torch.package",
+        "torch.distributed",
+        "torch.distributed.rpc",
+        "torch.distributed.elastic",
+        "torch.distributed.run",
+        "torch.distributed.launcher",
+        "torch.utils.data",
+        "torch.utils.benchmark",
+        "torch.utils.collect_env",
+        "torch.utils.bundled_inputs",
+        "torch.utils.tensorboard",
+        "torch.utils.model_zoo",
+        "torch.utils.show_pickle",
+        "torch.utils.throughput_benchmark",
+        "torch.nn.parallel",
+        "torch.overrides",
+        "torch.compile",
+        "torch.compiler",
+        "torch.jit",
+        "torch.fx",
+        "torch.onnx",
+        "torch.export",
+        "torch.serialization",
+        "torch.ao",
+        "torch.profiler",
+        "torch.autograd.profiler",
+        "numpy.f2py",
+        "numpy.ctypeslib",
+        "numpy.testing",
+        "numpy.distutils",
+        "numpy.lib.format",
+        "numpy.load",
+        # files: graded code reads and writes none (a loader that unpickles runs code; a reader sees the sandbox's files)
+        "numpy.lib.npyio",
+        "numpy.lib._npyio_impl",
+        "numpy.lib._datasource",
+        "numpy.lib._format_impl",
+        "numpy.save",
+        "numpy.savez",
+        "numpy.savez_compressed",
+        "numpy.savetxt",
+        "numpy.loadtxt",
+        "numpy.genfromtxt",
+        "numpy.fromfile",
+        "numpy.fromregex",
+        "numpy.memmap",
+        "numpy.lib.DataSource",
+        "torch.from_file",
+        "torch.save",
+        "torch.load",
+        "contextlib.chdir",
+        "onnx.save",
+        "onnx.save_model",
+        "onnx.save_tensor",
+        "onnx.external_data_helper",
+        "onnx.reference",
+        "onnx.hub",
+        "onnx.backend",
+        "typing.get_type_hints",
+        "typing.ForwardRef",
+        "typing.get_overloads",
+        "operator.attrgetter",
+        "operator.methodcaller",
+        "functools.singledispatch",
+        "functools.singledispatchmethod",
+        "dataclasses.make_dataclass",
+        "copy.copyreg",
+        "re.template",
+        "abc.ABCMeta",
+        "labutils.launch",
+        "labutils.load_ipython_extension",
+        "labutils.notebook",
+    }
+)
 #: Of ``inspect``, only what hands back text (source lines, docstrings), never frames, modules or objects.
 INSPECT_TEXT = frozenset({"getsource", "getsourcelines", "getdoc", "cleandoc"})
 #: Builtins graded code may use (any other builtin name is refused, bound by the cell or not).
-ALLOWED_BUILTINS = frozenset({
-    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr", "classmethod", "complex",
-    "dict", "divmod", "enumerate", "filter", "float", "format", "frozenset", "hasattr", "hash", "hex", "id", "int",
-    "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min", "next", "object", "oct", "ord", "pow",
-    "print", "property", "range", "repr", "reversed", "round", "set", "slice", "sorted", "staticmethod", "str",
-    "sum", "super", "tuple", "type", "zip", "aiter", "anext", "None", "True", "False", "NotImplemented", "Ellipsis",
-    *(name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException))})
+ALLOWED_BUILTINS = frozenset(
+    {
+        "abs",
+        "all",
+        "any",
+        "ascii",
+        "bin",
+        "bool",
+        "bytearray",
+        "bytes",
+        "callable",
+        "chr",
+        "classmethod",
+        "complex",
+        "dict",
+        "divmod",
+        "enumerate",
+        "filter",
+        "float",
+        "format",
+        "frozenset",
+        "hasattr",
+        "hash",
+        "hex",
+        "id",
+        "int",
+        "isinstance",
+        "issubclass",
+        "iter",
+        "len",
+        "list",
+        "map",
+        "max",
+        "min",
+        "next",
+        "object",
+        "oct",
+        "ord",
+        "pow",
+        "print",
+        "property",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "staticmethod",
+        "str",
+        "sum",
+        "super",
+        "tuple",
+        "type",
+        "zip",
+        "aiter",
+        "anext",
+        "None",
+        "True",
+        "False",
+        "NotImplemented",
+        "Ellipsis",
+        *(
+            name
+            for name, value in vars(builtins).items()
+            if isinstance(value, type) and issubclass(value, BaseException)
+        ),
+    }
+)
 #: Notebook names that reach the shell or its history.
 DENIED_NAMES = frozenset({"get_ipython", "In", "Out", "display", "exit", "quit"})
 #: Private attributes the lessons teach; a trailing ``*`` matches any suffix.
-ALLOWED_PRIVATE = ("_version", "_base", "_is_view", "_foreach_*", "_check*", "_saved_*", "_raw_saved_*",
-                   "__init__", "__name__", "__qualname__", "__doc__", "__code__", "__len__", "__call__")
+ALLOWED_PRIVATE = (
+    "_version",
+    "_base",
+    "_is_view",
+    "_foreach_*",
+    "_check*",
+    "_saved_*",
+    "_raw_saved_*",
+    "__init__",
+    "__name__",
+    "__qualname__",
+    "__doc__",
+    "__code__",
+    "__len__",
+    "__call__",
+)
 #: Private module members every lab's graded code may use: none. A private path is allowed only where the
 #: lab's own code uses it (lab 05's ``torch._dynamo.explain``: its results reach dynamo's guards, which hold
 #: weak references to modules, so a lab that does not teach it does not get it).
 PRIVATE_MEMBERS: frozenset[str] = frozenset()
 #: A class's own private attribute (``self._cache``) may not carry the name of torch's internals: a method
 #: called with a library object as ``self`` would reach them.
-TORCH_INTERNALS = frozenset({"_C", "_ops", "_python_dispatch", "_dynamo", "_subclasses", "_functorch", "_library",
-                             "_guards", "_prims", "_refs", "_inductor", "_decomp", "_higher_order_ops", "_utils"})
+TORCH_INTERNALS = frozenset(
+    {
+        "_C",
+        "_ops",
+        "_python_dispatch",
+        "_dynamo",
+        "_subclasses",
+        "_functorch",
+        "_library",
+        "_guards",
+        "_prims",
+        "_refs",
+        "_inductor",
+        "_decomp",
+        "_higher_order_ops",
+        "_utils",
+    }
+)
 #: Public attribute names that lead to frames, code, other modules or computed attribute access, on any
 #: object (what is not a module is checked by name: its type is not known before it runs).
-DENIED_ATTRIBUTES = frozenset({
-    "f_back", "f_locals", "f_globals", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next", "gi_frame",
-    "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await", "ag_frame", "ag_code", "co_code",
-    "sys", "os", "gc", "builtins", "bltns", "importlib", "ctypes", "ctypeslib", "threading", "subprocess",
-    "multiprocessing", "mp", "concurrent", "inspect", "tunable", "library", "signal", "marshal", "pickle", "shutil",
-    "socket", "resource", "posix", "mmap", "runpy", "types", "weakref", "cpp_extension", "load_library",
-    "load_inline", "import_module", "hub", "package", "currentframe", "getmodule", "getattr_static",
-    "setprofile", "settrace", "get_objects", "get_referrers", "get_referents", "attrgetter", "methodcaller",
-    "format_map", "get_field", "vformat", "fork", "system", "popen", "spawn", "execv", "execve", "kill",
-    "get_type_hints", "register_custom_ops_library", "register_kernel", "register_fake", "register_autograd", "custom_op",
-    "from_file", "fromfile", "tofile", "memmap", "NpzFile", "DataSource", "chdir",
-    # compiling or generating code on any object (``module.compile()``: dynamo, inductor, a C++ compiler),
-    # writing files (``array.dump``, a trace, a picture, a model), code objects of compiled functions
-    "compile", "recompile", "compile_fx", "dump", "dumps", "save", "savefig", "export_chrome_trace",
-    "export_stacks", "export_memory_timeline", "write_external_data_tensors", "load_external_data_for_tensor",
-    "load_external_data_for_model", "func_code"})
+DENIED_ATTRIBUTES = frozenset(
+    {
+        "f_back",
+        "f_locals",
+        "f_globals",
+        "f_builtins",
+        "f_code",
+        "f_trace",
+        "tb_frame",
+        "tb_next",
+        "gi_frame",
+        "gi_code",
+        "gi_yieldfrom",
+        "cr_frame",
+        "cr_code",
+        "cr_await",
+        "ag_frame",
+        "ag_code",
+        "co_code",
+        "sys",
+        "os",
+        "gc",
+        "builtins",
+        "bltns",
+        "importlib",
+        "ctypes",
+        "ctypeslib",
+        "threading",
+        "subprocess",
+        "multiprocessing",
+        "mp",
+        "concurrent",
+        "inspect",
+        "tunable",
+        "library",
+        "signal",
+        "marshal",
+        "pickle",
+        "shutil",
+        "socket",
+        "resource",
+        "posix",
+        "mmap",
+        "runpy",
+        "types",
+        "weakref",
+        "cpp_extension",
+        "load_library",
+        "load_inline",
+        "import_module",
+        "hub",
+        "package",
+        "currentframe",
+        "getmodule",
+        "getattr_static",
+        "setprofile",
+        "settrace",
+        "get_objects",
+        "get_referrers",
+        "get_referents",
+        "attrgetter",
+        "methodcaller",
+        "format_map",
+        "get_field",
+        "vformat",
+        "fork",
+        "system",
+        "popen",
+        "spawn",
+        "execv",
+        "execve",
+        "kill",
+        "get_type_hints",
+        "register_custom_ops_library",
+        "register_kernel",
+        "register_fake",
+        "register_autograd",
+        "custom_op",
+        "from_file",
+        "fromfile",
+        "tofile",
+        "memmap",
+        "NpzFile",
+        "DataSource",
+        "chdir",
+        # compiling or generating code on any object (``module.compile()``: dynamo, inductor, a C++ compiler),
+        # writing files (``array.dump``, a trace, a picture, a model), code objects of compiled functions
+        "compile",
+        "recompile",
+        "compile_fx",
+        "dump",
+        "dumps",
+        "save",
+        "savefig",
+        "export_chrome_trace",
+        "export_stacks",
+        "export_memory_timeline",
+        "write_external_data_tensors",
+        "load_external_data_for_tensor",
+        "load_external_data_for_model",
+        "func_code",
+    }
+)
 #: Dunder methods a class of graded code may define (the data model's; no hooks on attribute access,
 #: pickling, subclassing, dispatch or finalisation).
-ALLOWED_DUNDER_METHODS = frozenset({
-    "__init__", "__post_init__", "__new__", "__call__", "__len__", "__getitem__", "__setitem__", "__iter__",
-    "__next__", "__reversed__", "__contains__", "__repr__", "__str__", "__eq__", "__ne__", "__lt__", "__le__",
-    "__gt__", "__ge__", "__hash__", "__bool__", "__enter__", "__exit__", "__add__", "__radd__", "__sub__",
-    "__rsub__", "__mul__", "__rmul__", "__matmul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
-    "__neg__", "__pos__", "__abs__", "__float__", "__int__", "__index__", "__iadd__", "__isub__", "__imul__"})
+ALLOWED_DUNDER_METHODS = frozenset(
+    {
+        "__init__",
+        "__post_init__",
+        "__new__",
+        "__call__",
+        "__len__",
+        "__getitem__",
+        "__setitem__",
+        "__iter__",
+        "__next__",
+        "__reversed__",
+        "__contains__",
+        "__repr__",
+        "__str__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__bool__",
+        "__enter__",
+        "__exit__",
+        "__add__",
+        "__radd__",
+        "__sub__",
+        "__rsub__",
+        "__mul__",
+        "__rmul__",
+        "__matmul__",
+        "__truediv__",
+        "__floordiv__",
+        "__mod__",
+        "__pow__",
+        "__neg__",
+        "__pos__",
+        "__abs__",
+        "__float__",
+        "__int__",
+        "__index__",
+        "__iadd__",
+        "__isub__",
+        "__imul__",
+    }
+)
 #: What graded code may read of a function's ``__code__`` (facts, never the code object itself).
-CODE_FACTS = frozenset({"co_firstlineno", "co_filename", "co_name", "co_qualname", "co_argcount", "co_kwonlyargcount",
-                        "co_posonlyargcount", "co_varnames", "co_nlocals"})
+CODE_FACTS = frozenset(
+    {
+        "co_firstlineno",
+        "co_filename",
+        "co_name",
+        "co_qualname",
+        "co_argcount",
+        "co_kwonlyargcount",
+        "co_posonlyargcount",
+        "co_varnames",
+        "co_nlocals",
+    }
+)
 #: Keywords that turn loading data into running code.
 UNSAFE_KEYWORDS = {"weights_only": False, "allow_pickle": True}
 #: Names a notebook commonly gives modules, for callers that pass names without the imports behind them.
-KNOWN_ALIASES = {"np": "numpy", "F": "torch.nn.functional", "nn": "torch.nn", "dist": "torch.distributed",
-                 "T": "torch"}
+KNOWN_ALIASES = {
+    "np": "numpy",
+    "F": "torch.nn.functional",
+    "nn": "torch.nn",
+    "dist": "torch.distributed",
+    "T": "torch",
+}
 
 _DUNDER_TEXT = re.compile(r"__\w+__")
 _MISSING = object()
@@ -171,8 +501,11 @@ class Policy:
     @functools.cached_property
     def used_prefixes(self) -> frozenset[str]:
         """Every path the lab uses and every path above one (``torch.library`` for ``torch.library.custom_op``)."""
-        return frozenset(".".join(parts[:end]) for parts in (u.split(".") for u in self.lab_uses)
-                         for end in range(1, len(parts) + 1))
+        return frozenset(
+            ".".join(parts[:end])
+            for parts in (u.split(".") for u in self.lab_uses)
+            for end in range(1, len(parts) + 1)
+        )
 
     def uses(self, path: str) -> bool:
         """Whether the lab's own code uses ``path`` itself, or, when it is a module or class, a member of it."""
@@ -228,7 +561,7 @@ def _resolved(path: str, trusted: bool = False, imports: bool = False) -> Any:
     except Exception:  # noqa: BLE001 - a module that does not import is not there
         return _MISSING
     for index, name in enumerate(rest):
-        step = ".".join([root, *rest[:index + 1]])
+        step = ".".join([root, *rest[: index + 1]])
         if not trusted and _outside_api(step):
             return _MISSING
         module = sys.modules.get(step) if imports else None
@@ -253,11 +586,14 @@ def _resolved(path: str, trusted: bool = False, imports: bool = False) -> Any:
 def _loaded_by_import(root: str) -> frozenset[str]:
     """The modules ``import root`` loads (``torch.nn``, not ``torch.backends.xeon.run_cpu``), found once in
     a fresh interpreter, so that what this process happens to have imported never changes a verdict."""
-    script = ("import importlib, sys; importlib.import_module(sys.argv[1]); "
-              "print(*(m for m in list(sys.modules) if m == sys.argv[1] or m.startswith(sys.argv[1] + '.')))")
+    script = (
+        "import importlib, sys; importlib.import_module(sys.argv[1]); "
+        "print(*(m for m in list(sys.modules) if m == sys.argv[1] or m.startswith(sys.argv[1] + '.')))"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
-    found = subprocess.run([sys.executable, "-c", script, root], capture_output=True, text=True, env=env,
-                           timeout=300, check=True)
+    found = subprocess.run(
+        [sys.executable, "-c", script, root], capture_output=True, text=True, env=env, timeout=300, check=True
+    )
     return frozenset(found.stdout.split())
 
 
@@ -272,8 +608,12 @@ def _outside_api(path: str) -> bool:
     if root in sys.stdlib_module_names:
         return False
     parent = sys.modules.get(path.rpartition(".")[0])
-    return (bool(parent) and "__getattr__" not in vars(parent) and path not in _loaded_by_import(root)
-            and _is_module(path))
+    return (
+        bool(parent)
+        and "__getattr__" not in vars(parent)
+        and path not in _loaded_by_import(root)
+        and _is_module(path)
+    )
 
 
 def _origin(obj: Any) -> str:
@@ -318,8 +658,10 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
         return _MISSING, why
     value = _resolved(full, False, imports)
     if value is _MISSING and _outside_api(full):
-        return _MISSING, (f"'{full}' (a module that `import {full.partition('.')[0]}` does not load; tools and "
-                          "launchers are such modules: graded code may use it only where the lab's own code does)")
+        return _MISSING, (
+            f"'{full}' (a module that `import {full.partition('.')[0]}` does not load; tools and "
+            "launchers are such modules: graded code may use it only where the lab's own code does)"
+        )
     if value is _MISSING:
         return value, f"'{full}', which is not part of '{path}'"
     if isinstance(value, types.ModuleType):
@@ -327,15 +669,30 @@ def _step(policy: Policy, path: str, name: str, imports: bool = False) -> tuple[
             return _MISSING, f"'{full}' (the module '{getattr(value, '__name__', '?')}' under another name)"
         return value, None
     if id(value) in policy.denied_objects:
-        return _MISSING, f"'{full}' (it is '{policy.denied_objects[id(value)]}', not allowed in graded code of this lab)"
-    origin = "" if isinstance(value, _DATA_TYPES) else _origin(value) if callable(value) else type(value).__module__
+        return (
+            _MISSING,
+            f"'{full}' (it is '{policy.denied_objects[id(value)]}', not allowed in graded code of this lab)",
+        )
+    origin = (
+        ""
+        if isinstance(value, _DATA_TYPES)
+        else _origin(value)
+        if callable(value)
+        else type(value).__module__
+    )
     top = origin.split(".")[0].lstrip("_")
     builtin_name = getattr(value, "__name__", "")
-    if top == "builtins" and callable(value) and not (
-            getattr(builtins, builtin_name, None) is value and builtin_name in ALLOWED_BUILTINS):
+    if (
+        top == "builtins"
+        and callable(value)
+        and not (getattr(builtins, builtin_name, None) is value and builtin_name in ALLOWED_BUILTINS)
+    ):
         return _MISSING, f"'{full}' (it is the builtin '{getattr(value, '__name__', name)}')"
     if origin and top not in ALLOWED_ROOTS and top != "builtins":
-        return _MISSING, f"'{full}' (it is '{origin}.{getattr(value, '__name__', name)}', of a module graded code may not use)"
+        return (
+            _MISSING,
+            f"'{full}' (it is '{origin}.{getattr(value, '__name__', name)}', of a module graded code may not use)",
+        )
     if origin and policy.denied(origin):
         return _MISSING, f"'{full}' (defined in '{origin}', which is not allowed in graded code of this lab)"
     return value, None
@@ -354,7 +711,9 @@ def _not_public(policy: Policy, path: str, name: str) -> str | None:
     denied = policy.denied(full)
     if denied:
         return f"'{full}' ('{denied}' is not allowed in graded code of this lab)"
-    if name in DENIED_ATTRIBUTES and name not in policy.attributes:  # ``torch.ops.load_library`` in lab 05 too
+    if (
+        name in DENIED_ATTRIBUTES and name not in policy.attributes
+    ):  # ``torch.ops.load_library`` in lab 05 too
         return f"'{full}' (the attribute '.{name}')"
     if path == "inspect" and name not in INSPECT_TEXT:
         return f"'{full}' (of inspect, only {', '.join(sorted(INSPECT_TEXT))})"
@@ -365,8 +724,10 @@ def module_path_allowed(policy: Policy, module: str) -> str | None:
     """Why ``import module`` is refused (None: it may be imported)."""
     root, *rest = module.split(".")
     if (root not in ALLOWED_ROOTS and not policy.uses(root)) or root.startswith("_"):
-        return (f"importing '{module}' (graded code may import torch, numpy, math, labutils and the standard "
-                "library's computation modules)")
+        return (
+            f"importing '{module}' (graded code may import torch, numpy, math, labutils and the standard "
+            "library's computation modules)"
+        )
     path = root
     for name in rest:
         value, why = _step(policy, path, name, imports=True)
@@ -384,17 +745,26 @@ class _Policy(ast.NodeVisitor):
     def __init__(self, policy: Policy, tree: ast.Module) -> None:
         self.policy = policy
         self.findings: list[Finding] = []
-        self.modules: dict[str, str] = {**policy.modules, **_module_bindings(tree, policy.modules)}  # name -> path
+        self.modules: dict[str, str] = {
+            **policy.modules,
+            **_module_bindings(tree, policy.modules),
+        }  # name -> path
         self.library: set[str] = set()  # names the cell binds to a library's objects (``T = torch.Tensor``)
         self.bound = _bound_names(tree)
         self.own_private = _own_private(tree)
         self.aliases: set[int] = set()  # ids of ``Name = <module chain>`` statements' values
-        self.code_reads: set[int] = set()  # ids of ``f.__code__`` read for a ``co_`` fact (``co_firstlineno``)
+        self.code_reads: set[int] = (
+            set()
+        )  # ids of ``f.__code__`` read for a ``co_`` fact (``co_firstlineno``)
         self.type_reads: set[int] = set()
-        self.docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                           if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                           and node.body and isinstance(node.body[0], ast.Expr)
-                           and isinstance(node.body[0].value, ast.Constant)}  # ids of ``type(x)`` calls read for a name or compared, and their ``type``
+        self.docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }  # ids of ``type(x)`` calls read for a name or compared, and their ``type``
 
     def refuse(self, node: ast.AST, what: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 1), what))
@@ -412,8 +782,9 @@ class _Policy(ast.NodeVisitor):
         name = node.id
         if name == "type" and id(node) not in self.type_reads:
             self.refuse(node, "'type' other than called as 'type(x)'")
-        if name in DENIED_NAMES or (hasattr(builtins, name) and name not in ALLOWED_BUILTINS
-                                    and not name.startswith("_")):
+        if name in DENIED_NAMES or (
+            hasattr(builtins, name) and name not in ALLOWED_BUILTINS and not name.startswith("_")
+        ):
             self.refuse(node, f"'{name}'")
         elif name in ("_ih", "_oh", "_dh", "_i", "_ii", "_iii", "__", "___"):
             self.refuse(node, f"the notebook history '{name}'")
@@ -421,8 +792,11 @@ class _Policy(ast.NodeVisitor):
             self.check_identifier(node, name)
         if name in self.modules:
             if isinstance(node.ctx, ast.Load):
-                self.refuse(node, f"the module '{name}' as a value (a module may only be imported and used "
-                                  "as 'module.name')")
+                self.refuse(
+                    node,
+                    f"the module '{name}' as a value (a module may only be imported and used "
+                    "as 'module.name')",
+                )
             elif id(node) not in self.aliases:
                 self.refuse(node, f"rebinding the module name '{name}'")
 
@@ -436,8 +810,9 @@ class _Policy(ast.NodeVisitor):
     def visit_keyword(self, node: ast.keyword) -> None:
         if node.arg is not None and node.arg.startswith("__"):
             self.refuse(node.value, f"the keyword '{node.arg}'")
-        if node.arg in UNSAFE_KEYWORDS and not (isinstance(node.value, ast.Constant)
-                                                and node.value.value is not UNSAFE_KEYWORDS[node.arg]):
+        if node.arg in UNSAFE_KEYWORDS and not (
+            isinstance(node.value, ast.Constant) and node.value.value is not UNSAFE_KEYWORDS[node.arg]
+        ):
             self.refuse(node.value, f"'{node.arg}=' other than {not UNSAFE_KEYWORDS[node.arg]} (loads code)")
         self.visit(node.value)
 
@@ -583,18 +958,31 @@ class _Policy(ast.NodeVisitor):
             return
         if isinstance(base, ast.Name) and base.id in self.library and not isinstance(node.ctx, ast.Load):
             self.refuse(node, f"changing '.{node.attr}' of a library's object ('{base.id}')")
-        own = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls") and node.attr in self.own_private
+        own = (
+            isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
+            and node.attr in self.own_private
+        )
         self.attribute_name(node, node.attr, own)
         if not isinstance(node.ctx, ast.Load) and node.attr.startswith("__"):
             self.refuse(node, f"changing the dunder attribute '.{node.attr}'")
-        if node.attr in CODE_FACTS and isinstance(node.value, ast.Attribute) and node.value.attr == "__code__":
+        if (
+            node.attr in CODE_FACTS
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "__code__"
+        ):
             self.code_reads.add(id(node.value))
         if node.attr == "__code__" and id(node) not in self.code_reads:
-            self.refuse(node, f"'.__code__' other than for one of {', '.join(sorted(CODE_FACTS))} (a code object "
-                              "can be rebuilt into a function)")
+            self.refuse(
+                node,
+                f"'.__code__' other than for one of {', '.join(sorted(CODE_FACTS))} (a code object "
+                "can be rebuilt into a function)",
+            )
         if node.attr in ("__name__", "__qualname__") and _is_type_call(node.value):
             self.type_reads.add(id(node.value))
-        if node.attr == "format" and not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+        if node.attr == "format" and not (
+            isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        ):
             self.refuse(node, "'.format' of a string built at run time (format fields reach into attributes)")
         self.visit(node.value)
 
@@ -646,8 +1034,11 @@ class _Policy(ast.NodeVisitor):
         if _is_type_call(node):
             self.type_reads.add(id(node.func))
             if id(node) not in self.type_reads:
-                self.refuse(node, "'type(x)' other than 'type(x).__name__' or in a comparison (a class taken from "
-                                  "a value can make classes: type(type(x))('C', (), {...}))")
+                self.refuse(
+                    node,
+                    "'type(x)' other than 'type(x).__name__' or in a comparison (a class taken from "
+                    "a value can make classes: type(type(x))('C', (), {...}))",
+                )
         elif isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
             self.type_reads.update(id(arg) for arg in node.args[1:] if _is_type_call(arg))
         self.generic_visit(node)
@@ -658,7 +1049,9 @@ class _Policy(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if id(node) in self.docstrings:  # text for the reader (``f.__doc__`` reaches no sink that follows names)
+        if (
+            id(node) in self.docstrings
+        ):  # text for the reader (``f.__doc__`` reaches no sink that follows names)
             return
         if isinstance(node.value, str) and _DUNDER_TEXT.search(node.value):
             self.refuse(node, "a string that names a dunder")
@@ -668,8 +1061,13 @@ class _Policy(ast.NodeVisitor):
 
 def _is_type_call(node: ast.AST) -> bool:
     """``type(x)``: one argument, no keywords."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" and \
-        len(node.args) == 1 and not node.keywords
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
+        and not node.keywords
+    )
 
 
 def _chain(node: ast.Attribute) -> tuple[list[ast.Attribute], ast.expr]:
@@ -685,8 +1083,10 @@ def _chain(node: ast.Attribute) -> tuple[list[ast.Attribute], ast.expr]:
 def _reaches_into(text: str) -> bool:
     """Whether ``text`` has a replacement field that follows an attribute or an index (``str.format``'s own
     reflection: ``"{0.__globals__}"``)."""
-    return any(re.fullmatch(r"\w*([.\[].*)", f.split("!")[0].split(":")[0])
-               for f in re.findall(r"(?<!\{)\{([^{}]+)\}", text))
+    return any(
+        re.fullmatch(r"\w*([.\[].*)", f.split("!")[0].split(":")[0])
+        for f in re.findall(r"(?<!\{)\{([^{}]+)\}", text)
+    )
 
 
 def _bound_names(tree: ast.Module) -> set[str]:
@@ -735,9 +1135,17 @@ def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) 
 
 def _own_private(tree: ast.Module) -> set[str]:
     """Private attributes the cell's own classes set (``self._cache = ...``): those they may read back."""
-    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
-            and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls") and n.attr.startswith("_")
-            and not n.attr.startswith("__") and n.attr not in TORCH_INTERNALS}
+    return {
+        n.attr
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Store)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in ("self", "cls")
+        and n.attr.startswith("_")
+        and not n.attr.startswith("__")
+        and n.attr not in TORCH_INTERNALS
+    }
 
 
 def _parsed(source: str) -> ast.Module | None:
@@ -754,8 +1162,11 @@ def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
     :data:`KNOWN_ALIASES`, with the default policy). A cell over the bounds of :func:`graders.grader.parsing.read_cell`,
     not plain Python (a magic, a shell escape, a syntax error) or nested too deeply to check is refused.
     """
-    policy = module_names.policy if isinstance(module_names, Imports) else \
-        Policy({name: KNOWN_ALIASES.get(name, name) for name in module_names})
+    policy = (
+        module_names.policy
+        if isinstance(module_names, Imports)
+        else Policy({name: KNOWN_ALIASES.get(name, name) for name in module_names})
+    )
     tree = read_cell(cell_source)
     if isinstance(tree, Unread):
         return [Finding(tree.line, tree.what)]
@@ -763,8 +1174,13 @@ def vet(cell_source: str, module_names: Iterable[str] = ()) -> list[Finding]:
     for node in ast.walk(tree):
         count += len(node.names) if isinstance(node, (ast.Import, ast.ImportFrom)) else 0
         if count > MAX_IMPORTS:
-            return [Finding(getattr(node, "lineno", 1), f"more than {MAX_IMPORTS} imports in one cell (each loads "
-                                                         "modules into the grader to check it)")]
+            return [
+                Finding(
+                    getattr(node, "lineno", 1),
+                    f"more than {MAX_IMPORTS} imports in one cell (each loads "
+                    "modules into the grader to check it)",
+                )
+            ]
     checker = _Policy(policy, tree)
     try:
         checker.visit(tree)
@@ -830,16 +1246,21 @@ def _module_bindings(tree: ast.Module, known: Mapping[str, str], trusted: bool =
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else \
-                    alias.name.split(".")[0]
+                found[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 if alias.name != "*" and _is_module(f"{node.module}.{alias.name}", trusted):
                     found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
     names = {**known, **found}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Attribute):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Attribute)
+        ):
             chain, base = _chain(node.value)
             if isinstance(base, ast.Name) and base.id in names:
                 path = ".".join([names[base.id], *(link.attr for link in chain)])
@@ -863,6 +1284,7 @@ def _used_paths(tree: ast.Module, modules: Mapping[str, str]) -> Iterator[str]:
 
 
 # -- stated rules ------------------------------------------------------------------------------------
+
 
 def _top_level_names(statement: ast.stmt) -> set[str]:
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -892,8 +1314,13 @@ def _walk_code(node: ast.AST) -> Iterator[ast.AST]:
 def _mentioned_cached(node: ast.AST) -> tuple[tuple[str, int], ...]:
     found: dict[str, int] = {}
     for sub in _walk_code(node):
-        names = [sub.id, *KNOWN_ALIASES.get(sub.id, "").split(".")] if isinstance(sub, ast.Name) else \
-            [sub.attr, "." + sub.attr] if isinstance(sub, ast.Attribute) else []
+        names = (
+            [sub.id, *KNOWN_ALIASES.get(sub.id, "").split(".")]
+            if isinstance(sub, ast.Name)
+            else [sub.attr, "." + sub.attr]
+            if isinstance(sub, ast.Attribute)
+            else []
+        )
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             names = [part for a in sub.names for part in (*a.name.split("."), a.asname or "")]
             names += (sub.module or "").split(".") if isinstance(sub, ast.ImportFrom) else []
@@ -944,8 +1371,9 @@ def _recursion(reached: list[tuple[str, ast.stmt]], definitions: Uses, exercise:
     without recursion; through the names, its edges are as many as the mentions)."""
     index_of = {id(s): i for i, (_, s) in enumerate(reached)}
     names: dict[str, int] = {}  # a name's node in the graph, after the statements' nodes
-    edges: list[list[int]] = [[names.setdefault(n, len(reached) + len(names)) for n in _mentioned(s)]
-                              for _, s in reached]  # statement -> the names it mentions
+    edges: list[list[int]] = [
+        [names.setdefault(n, len(reached) + len(names)) for n in _mentioned(s)] for _, s in reached
+    ]  # statement -> the names it mentions
     edges += [[] for _ in names]
     for name, node in names.items():  # name -> the reached statements that bind it
         edges[node] = [index_of[id(d)] for _, d in definitions.get(name, []) if id(d) in index_of]
@@ -956,8 +1384,11 @@ def _recursion(reached: list[tuple[str, ast.stmt]], definitions: Uses, exercise:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and i in cyclic:
             found.append(Finding(statement.lineno, f"'{statement.name}' calls itself{where}"))
         for nested in _walk_code(statement):
-            if nested is not statement and isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    any(isinstance(n, ast.Name) and n.id == nested.name for n in _walk_code(nested)):
+            if (
+                nested is not statement
+                and isinstance(nested, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(isinstance(n, ast.Name) and n.id == nested.name for n in _walk_code(nested))
+            ):
                 found.append(Finding(nested.lineno, f"'{nested.name}' calls itself{where}"))
     return found
 
@@ -1005,8 +1436,9 @@ def _in_cycles(edges: list[list[int]]) -> set[int]:
     return cyclic
 
 
-def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable[str] = (),
-                       iterative: bool = False) -> list[Finding]:
+def stated_rule_breaks(
+    solutions: dict[str, str], exercise: str, names: Iterable[str] = (), iterative: bool = False
+) -> list[Finding]:
     """Where the solution cell ``exercise``, or code of other solution cells it uses, mentions one of ``names``
     (``"transpose"``: any name, attribute or import of it; ``".t"``: only an attribute), and, when it must be
     ``iterative``, where a function of it calls itself.
@@ -1021,8 +1453,11 @@ def stated_rule_breaks(solutions: dict[str, str], exercise: str, names: Iterable
     findings = []
     for cell, statement in reached:
         where = "" if cell == exercise else f" (in '{cell}', which it uses)"
-        findings += [Finding(line, f"mentions '{name.lstrip('.')}', which this exercise forbids{where}")
-                     for name, line in _mentioned(statement).items() if name in forbidden]
+        findings += [
+            Finding(line, f"mentions '{name.lstrip('.')}', which this exercise forbids{where}")
+            for name, line in _mentioned(statement).items()
+            if name in forbidden
+        ]
     if iterative:
         findings += _recursion(reached, definitions, exercise)
     return sorted(set(findings), key=lambda f: (f.line, f.what))

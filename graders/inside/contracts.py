@@ -39,7 +39,12 @@ def _rng_states() -> tuple:
         import numpy
 
         state = numpy.random.get_state(legacy=False)
-        numpy_state: tuple = (state["state"]["key"].tobytes(), state["state"]["pos"], state["has_gauss"], state["gauss"])
+        numpy_state: tuple = (
+            state["state"]["key"].tobytes(),
+            state["state"]["pos"],
+            state["has_gauss"],
+            state["gauss"],
+        )
     except ImportError:
         numpy_state = ()
     return torch.get_rng_state().numpy().tobytes(), numpy_state, hash(random.getstate())
@@ -54,10 +59,15 @@ GLOBALS: dict[str, Callable[[], Any]] = {
     "default dtype": torch.get_default_dtype,
     "default device": lambda: str(torch.get_default_device()),
     "float32 matmul precision": torch.get_float32_matmul_precision,
-    "deterministic algorithms": lambda: (torch.are_deterministic_algorithms_enabled(),
-                                         torch.is_deterministic_algorithms_warn_only_enabled()),
-    "cudnn flags": lambda: (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
-                            torch.backends.cudnn.deterministic),
+    "deterministic algorithms": lambda: (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+    ),
+    "cudnn flags": lambda: (
+        torch.backends.cudnn.enabled,
+        torch.backends.cudnn.benchmark,
+        torch.backends.cudnn.deterministic,
+    ),
     "cpu autocast": lambda: (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")),
     "cuda autocast": lambda: (torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")),
     "random generators": _rng_states,
@@ -70,8 +80,18 @@ def _tensor_facts(t: torch.Tensor) -> tuple:
 
 
 def _same_tensor(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b) or (
-        a.is_floating_point() and torch.equal(a.nan_to_num(), b.nan_to_num()) and torch.equal(a.isnan(), b.isnan())))
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and bool(
+            torch.equal(a, b)
+            or (
+                a.is_floating_point()
+                and torch.equal(a.nan_to_num(), b.nan_to_num())
+                and torch.equal(a.isnan(), b.isnan())
+            )
+        )
+    )
 
 
 def _facts(value: Any, depth: int = 0) -> Any:
@@ -82,23 +102,39 @@ def _facts(value: Any, depth: int = 0) -> Any:
         return ("tensor", *_tensor_facts(value))
     if isinstance(value, torch.nn.Module):
         params = list(value.named_parameters())
-        return ("module", value.training, [p.detach().clone() for _, p in params],
-                [None if p.grad is None else p.grad.detach().clone() for _, p in params],
-                [(name, id(p)) for name, p in params], [b.detach().clone() for b in value.buffers()])
+        return (
+            "module",
+            value.training,
+            [p.detach().clone() for _, p in params],
+            [None if p.grad is None else p.grad.detach().clone() for _, p in params],
+            [(name, id(p)) for name, p in params],
+            [b.detach().clone() for b in value.buffers()],
+        )
     if type(value) in (list, tuple, dict):
         keys, items = _items(value)
-        return (type(value).__name__, keys, items, [_facts(v, depth + 1) if depth == 0 else None for v in items])
+        return (
+            type(value).__name__,
+            keys,
+            items,
+            [_facts(v, depth + 1) if depth == 0 else None for v in items],
+        )
     return None
 
 
 def _items(value: list | tuple | dict) -> tuple[list, list]:
     """A container's keys (its indices for a list or tuple) and items."""
-    return (list(value), list(value.values())) if isinstance(value, dict) else (list(range(len(value))), list(value))
+    return (
+        (list(value), list(value.values()))
+        if isinstance(value, dict)
+        else (list(range(len(value))), list(value))
+    )
 
 
 def _same_tensors(old: list, new: list) -> bool:
     return len(old) == len(new) and all(
-        (a is None) == (b is None) and (a is None or _same_tensor(a, b)) for a, b in zip(old, new, strict=True))
+        (a is None) == (b is None) and (a is None or _same_tensor(a, b))
+        for a, b in zip(old, new, strict=True)
+    )
 
 
 def _changes(before: Any, value: Any) -> list[str]:
@@ -109,43 +145,69 @@ def _changes(before: Any, value: Any) -> list[str]:
     if kind == "tensor":
         data, requires_grad, grad = old
         new_data, new_requires_grad, new_grad = _tensor_facts(value)
-        return [what for what, changed in (
-            ("values", not _same_tensor(data, new_data)), ("requires_grad", requires_grad != new_requires_grad),
-            (".grad", (grad is None) != (new_grad is None) or (grad is not None and not _same_tensor(grad, new_grad))))
-            if changed]
+        return [
+            what
+            for what, changed in (
+                ("values", not _same_tensor(data, new_data)),
+                ("requires_grad", requires_grad != new_requires_grad),
+                (
+                    ".grad",
+                    (grad is None) != (new_grad is None)
+                    or (grad is not None and not _same_tensor(grad, new_grad)),
+                ),
+            )
+            if changed
+        ]
     if kind == "module":
         training, params, grads, identities, buffers = old
         now = list(value.named_parameters())
-        return [what for what, changed in (
-            ("train/eval mode", training != value.training),
-            ("parameters", not _same_tensors(params, [p.detach() for _, p in now])),
-            ("parameters' .grad", not _same_tensors(grads, [None if p.grad is None else p.grad.detach() for _, p in now])),
-            ("which parameter objects", identities != [(name, id(p)) for name, p in now]),
-            ("buffers", not _same_tensors(buffers, [b.detach() for b in value.buffers()])))
-            if changed]
+        return [
+            what
+            for what, changed in (
+                ("train/eval mode", training != value.training),
+                ("parameters", not _same_tensors(params, [p.detach() for _, p in now])),
+                (
+                    "parameters' .grad",
+                    not _same_tensors(grads, [None if p.grad is None else p.grad.detach() for _, p in now]),
+                ),
+                ("which parameter objects", identities != [(name, id(p)) for name, p in now]),
+                ("buffers", not _same_tensors(buffers, [b.detach() for b in value.buffers()])),
+            )
+            if changed
+        ]
     keys_before, items_before, inner = old
     keys, items = _items(value)
     if keys != keys_before or any(a is not b for a, b in zip(items_before, items, strict=True)):
         return ["items"]
-    return [f"item {key}: {what}" for key, facts, item in zip(keys, inner, items, strict=True)
-            for what in _changes(facts, item)]
+    return [
+        f"item {key}: {what}"
+        for key, facts, item in zip(keys, inner, items, strict=True)
+        for what in _changes(facts, item)
+    ]
 
 
 @dataclass
 class Record:
     """Side effects and parameter coverage of every call one probe made."""
 
-    effects: list[list] = field(default_factory=list)  # [call index, name, [what changed ...]] per call with effects
+    effects: list[list] = field(
+        default_factory=list
+    )  # [call index, name, [what changed ...]] per call with effects
     calls: int = 0
     varied: dict[str, set[str]] = field(default_factory=dict)  # "fn(param)" -> {"non-default", "falsy"}
 
     def plain(self) -> dict[str, Any]:
         """The record as wire-safe data: effects for the comparison, coverage for ``labs check``."""
-        return {"effects": self.effects[:MAX_CALLS_RECORDED], "calls": self.calls,
-                "varied": {k: sorted(v) for k, v in sorted(self.varied.items())}}
+        return {
+            "effects": self.effects[:MAX_CALLS_RECORDED],
+            "calls": self.calls,
+            "varied": {k: sorted(v) for k, v in sorted(self.varied.items())},
+        }
 
 
-def _note_coverage(record: Record, name: str, signature: inspect.Signature | None, args: tuple, kwargs: dict) -> None:
+def _note_coverage(
+    record: Record, name: str, signature: inspect.Signature | None, args: tuple, kwargs: dict
+) -> None:
     if signature is None:
         return
     try:

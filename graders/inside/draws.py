@@ -33,8 +33,12 @@ T = TypeVar("T")
 
 def _no_local_constants() -> providers.Constants:
     """What Hypothesis would otherwise collect from the loaded modules' source: here always nothing."""
-    return providers.Constants(integers=providers.SortedSet(), floats=providers.SortedSet(key=providers.float_to_int),
-                               bytes=providers.SortedSet(), strings=providers.SortedSet())
+    return providers.Constants(
+        integers=providers.SortedSet(),
+        floats=providers.SortedSet(key=providers.float_to_int),
+        bytes=providers.SortedSet(),
+        strings=providers.SortedSet(),
+    )
 
 
 providers._get_local_constants = _no_local_constants
@@ -45,8 +49,16 @@ def examples(draw: Draw, strategy: SearchStrategy[T], count: int) -> list[T]:
     (fewer only when the strategy has fewer distinct examples)."""
     found: list[T] = []
 
-    @settings(max_examples=count, database=None, phases=[Phase.generate], derandomize=False, deadline=None,
-              suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False)
+    @settings(
+        max_examples=count,
+        database=None,
+        phases=[Phase.generate],
+        derandomize=False,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
     @seed(draw.seed)
     @given(strategy)
     def collect(example: T) -> None:

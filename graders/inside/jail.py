@@ -83,8 +83,10 @@ def fresh_tmp(size_bytes: int, keep: list[str]) -> str:
     _check(_libc.mount(b"tmpfs", b"/tmp", b"tmpfs", MS_NOSUID | MS_NODEV, options), "mount /tmp")
     for folder, fd in kept.items():
         os.makedirs(folder, mode=0o755, exist_ok=True)
-        _check(_libc.mount(f"/proc/self/fd/{fd}".encode(), folder.encode(), None, MS_BIND | MS_REC, None),
-               f"keep {folder}")
+        _check(
+            _libc.mount(f"/proc/self/fd/{fd}".encode(), folder.encode(), None, MS_BIND | MS_REC, None),
+            f"keep {folder}",
+        )
         _libc.mount(None, folder.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
         os.close(fd)
     if os.path.isdir("/dev/shm"):
@@ -113,11 +115,20 @@ def set_limits(limits: Limits, base_processes: int = 0) -> str:
     """
     with open("/proc/self/status") as status:
         mapped = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
-    for kind, value in ((resource.RLIMIT_CPU, limits.cpu_backstop_seconds), (resource.RLIMIT_AS, mapped + limits.memory_bytes),
-                        (resource.RLIMIT_NPROC, limits.processes + base_processes), (resource.RLIMIT_FSIZE, limits.file_bytes),
-                        (resource.RLIMIT_NOFILE, 1024), (resource.RLIMIT_CORE, 0)):
+    for kind, value in (
+        (resource.RLIMIT_CPU, limits.cpu_backstop_seconds),
+        (resource.RLIMIT_AS, mapped + limits.memory_bytes),
+        (resource.RLIMIT_NPROC, limits.processes + base_processes),
+        (resource.RLIMIT_FSIZE, limits.file_bytes),
+        (resource.RLIMIT_NOFILE, 1024),
+        (resource.RLIMIT_CORE, 0),
+    ):
         resource.setrlimit(kind, (value, value))
     with open("/proc/self/oom_score_adj", "w") as adj:
-        adj.write("1000")  # over a memory limit, the kernel kills the job first (raising it needs no privilege)
-    return (f"limits: {limits.cpu_seconds} s CPU, {limits.memory_bytes >> 20} MiB memory, "
-            f"{limits.processes} processes, {limits.file_bytes >> 20} MiB files")
+        adj.write(
+            "1000"
+        )  # over a memory limit, the kernel kills the job first (raising it needs no privilege)
+    return (
+        f"limits: {limits.cpu_seconds} s CPU, {limits.memory_bytes >> 20} MiB memory, "
+        f"{limits.processes} processes, {limits.file_bytes >> 20} MiB files"
+    )

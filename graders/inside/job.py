@@ -60,8 +60,14 @@ def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[st
     return results, shell.user_ns
 
 
-def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int, traceback: bool = False,
-               only: list[str] | None = None) -> dict[str, Any]:
+def run_probes(
+    source: str,
+    filename: str,
+    ns: dict[str, Any],
+    salt: int,
+    traceback: bool = False,
+    only: list[str] | None = None,
+) -> dict[str, Any]:
     """The probes of a probe file's ``source`` (all, or those ``only`` names) on a notebook's namespace."""
     from graders.inside.probing import (  # torch: only where probes run (cells and lint stay light)
         load_probes,
@@ -72,5 +78,8 @@ def run_probes(source: str, filename: str, ns: dict[str, Any], salt: int, traceb
         return {}
     if traceback:  # the source's lines in the frames shown to the instructor
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    return {grade_id: run_probe(found, ns, salt, traceback)
-            for grade_id, found in load_probes(source, filename).items() if not only or grade_id in only}
+    return {
+        grade_id: run_probe(found, ns, salt, traceback)
+        for grade_id, found in load_probes(source, filename).items()
+        if not only or grade_id in only
+    }

@@ -28,7 +28,9 @@ import torch
 
 from graders.boundary.wire import MAX_STRING, PLAIN_DTYPES
 
-Namespace = MutableMapping[str, Any]  # the notebook's globals, or graders.inside.contracts' watched view of them
+Namespace = MutableMapping[
+    str, Any
+]  # the notebook's globals, or graders.inside.contracts' watched view of them
 Observation = Any
 ProbeFn = Callable[[Namespace, "Draw"], Observation]
 
@@ -45,8 +47,12 @@ class Probe:
     rtol: float | None = None
     atol: float | None = None
     partial_step: float | None = None  # None: all or nothing; else points per matched case, in steps of this
-    forbid: tuple[str, ...] = ()  # names the exercise's solution must not mention (graders.grader.vetting), checked before it runs
-    iterative: bool = False  # no function of the solution may call itself (graders.grader.vetting), checked before it runs
+    forbid: tuple[
+        str, ...
+    ] = ()  # names the exercise's solution must not mention (graders.grader.vetting), checked before it runs
+    iterative: bool = (
+        False  # no function of the solution may call itself (graders.grader.vetting), checked before it runs
+    )
     contracts: bool = True  # the notebook's functions reach the probe watched (graders.inside.contracts)
     clauses: tuple[tuple[str, str], ...] = ()  # (clause of the exercise's statement, the case that checks it)
 
@@ -60,10 +66,17 @@ class Probe:
 _registry: dict[str, Probe] = {}
 
 
-def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None,
-          partial_step: float | None = None, forbid: tuple[str, ...] = (),
-          iterative: bool = False, contracts: bool = True,
-          clauses: dict[str, str] | None = None) -> Callable[[ProbeFn], ProbeFn]:
+def probe(
+    grade_id: str,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    partial_step: float | None = None,
+    forbid: tuple[str, ...] = (),
+    iterative: bool = False,
+    contracts: bool = True,
+    clauses: dict[str, str] | None = None,
+) -> Callable[[ProbeFn], ProbeFn]:
     """Register ``fn`` as the probe of the graded test cell ``grade_id``.
 
     ``forbid``: identifiers (``"transpose"``, ``"broadcast_shapes"``, ``"torch"``) the exercise's solution,
@@ -86,8 +99,17 @@ def probe(grade_id: str, *, rtol: float | None = None, atol: float | None = None
         raise ValueError(f"probe {grade_id}: partial_step must be positive, got {partial_step}")
 
     def register(fn: ProbeFn) -> ProbeFn:
-        _registry[grade_id] = Probe(grade_id, fn, rtol, atol, partial_step, tuple(forbid), iterative,
-                                    contracts, tuple((clauses or {}).items()))
+        _registry[grade_id] = Probe(
+            grade_id,
+            fn,
+            rtol,
+            atol,
+            partial_step,
+            tuple(forbid),
+            iterative,
+            contracts,
+            tuple((clauses or {}).items()),
+        )
         return fn
 
     return register
@@ -151,12 +173,20 @@ def to_plain(value: Any, depth: int = 0) -> Observation:
         return value
     if type(value) is str:
         return value[:MAX_STRING]
-    if isinstance(value, torch.Tensor) and (value.layout != torch.strided or value.is_nested or value.is_quantized
-                                            or value.is_meta or value.dtype not in PLAIN_DTYPES):
+    if isinstance(value, torch.Tensor) and (
+        value.layout != torch.strided
+        or value.is_nested
+        or value.is_quantized
+        or value.is_meta
+        or value.dtype not in PLAIN_DTYPES
+    ):
         return {"__unplain__": f"tensor ({value.layout}, {value.dtype})"}
     if isinstance(value, torch.Tensor):
-        plain = torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu()) if type(value) is not torch.Tensor \
+        plain = (
+            torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu())
+            if type(value) is not torch.Tensor
             else value.detach().cpu()
+        )
         return plain.clone().contiguous()
     if type(value) in (list, tuple):
         return type(value)(to_plain(v, depth + 1) for v in value)

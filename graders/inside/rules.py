@@ -52,8 +52,16 @@ from typing import Any, NamedTuple
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
-__all__ = ["COLLECTIVES", "COLLECTIVE_METHODS", "POINT_TO_POINT", "Seen", "autograd_nodes", "collective_methods",
-           "forbidden", "methods"]
+__all__ = [
+    "COLLECTIVES",
+    "COLLECTIVE_METHODS",
+    "POINT_TO_POINT",
+    "Seen",
+    "autograd_nodes",
+    "collective_methods",
+    "forbidden",
+    "methods",
+]
 
 #: Every op of these namespaces is a collective or part of one (``c10d.allreduce_``, functional
 #: collectives ...), except the point-to-point ops in :data:`POINT_TO_POINT`.
@@ -75,8 +83,11 @@ def _library_roots() -> tuple[str, ...]:
     around each call of a notebook function, the probe runner): code there is not a submission's."""
     paths = sysconfig.get_paths()
     folders = [paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths]
-    folders += [os.path.dirname(os.__file__), os.path.dirname(os.path.dirname(torch.__file__)),
-                os.path.dirname(_OWN_FILE)]
+    folders += [
+        os.path.dirname(os.__file__),
+        os.path.dirname(os.path.dirname(torch.__file__)),
+        os.path.dirname(_OWN_FILE),
+    ]
     roots = {os.path.abspath(f) for f in folders} | {os.path.realpath(f) for f in folders}
     return tuple(sorted(root.rstrip(os.sep) + os.sep for root in roots))
 
@@ -164,7 +175,9 @@ class _Recorder(TorchDispatchMode):
         """The violation ``func`` is (its name), or None; cached per operator overload."""
         if func not in self.verdicts:
             name = str(func)
-            bad = any(_matches(name, p) for p in self.patterns) and not any(_matches(name, p) for p in self.allowed)
+            bad = any(_matches(name, p) for p in self.patterns) and not any(
+                _matches(name, p) for p in self.allowed
+            )
             self.verdicts[func] = name if bad else None
         return self.verdicts[func]
 
@@ -185,8 +198,13 @@ def _unwrapped(fn: Any) -> tuple[Any, list[types.CodeType]]:
     tampering). The wrapped function's own code names it alone.
     """
     wrappers: list[types.CodeType] = []
-    while (isinstance(fn, types.FunctionType) and fn.__closure__ and isinstance(fn.__code__, types.CodeType)
-           and isinstance(inner := getattr(fn, "__wrapped__", None), types.FunctionType) and len(wrappers) < 20):
+    while (
+        isinstance(fn, types.FunctionType)
+        and fn.__closure__
+        and isinstance(fn.__code__, types.CodeType)
+        and isinstance(inner := getattr(fn, "__wrapped__", None), types.FunctionType)
+        and len(wrappers) < 20
+    ):
         wrappers.append(fn.__code__)
         fn = inner
     return fn, wrappers
@@ -247,14 +265,28 @@ def _tamper_calls() -> _Calls:
     calls = _Calls()
     from torch.utils import _python_dispatch
 
-    readers = (sys.getprofile, threading.getprofile, gc.get_objects, gc.get_referrers, gc.get_referents,
-               _python_dispatch._get_current_dispatch_mode_stack, _python_dispatch._get_current_dispatch_mode,
-               getattr(torch._C, "_get_dispatch_stack_at", None))  # the way to a recorder, to edit what it saw
-    for obj in (*readers, sys.setprofile, threading.setprofile, torch._C._pop_torch_dispatch_stack,
-                getattr(torch._C, "_set_dispatch_mode", None), getattr(torch._C, "_unset_dispatch_mode", None),
-                getattr(torch._C, "_dispatch_tls_set_dispatch_key_excluded", None),
-                _python_dispatch._pop_mode, _python_dispatch._pop_mode_temporarily,
-                _python_dispatch._disable_current_modes):
+    readers = (
+        sys.getprofile,
+        threading.getprofile,
+        gc.get_objects,
+        gc.get_referrers,
+        gc.get_referents,
+        _python_dispatch._get_current_dispatch_mode_stack,
+        _python_dispatch._get_current_dispatch_mode,
+        getattr(torch._C, "_get_dispatch_stack_at", None),
+    )  # the way to a recorder, to edit what it saw
+    for obj in (
+        *readers,
+        sys.setprofile,
+        threading.setprofile,
+        torch._C._pop_torch_dispatch_stack,
+        getattr(torch._C, "_set_dispatch_mode", None),
+        getattr(torch._C, "_unset_dispatch_mode", None),
+        getattr(torch._C, "_dispatch_tls_set_dispatch_key_excluded", None),
+        _python_dispatch._pop_mode,
+        _python_dispatch._pop_mode_temporarily,
+        _python_dispatch._disable_current_modes,
+    ):
         if obj is not None:
             calls.add(obj, f"tampering: {_name_of(obj)}")
     return calls
@@ -265,10 +297,19 @@ def _escape_calls() -> _Calls:
     calls = _Calls()
     import _posixsubprocess
 
-    for obj in (threading.Thread.start, _thread.start_new_thread, getattr(_thread, "start_joinable_thread", None),
-                getattr(os, "fork", None), getattr(os, "forkpty", None), getattr(os, "posix_spawn", None),
-                getattr(os, "posix_spawnp", None), getattr(_posixsubprocess, "fork_exec", None), os.system,
-                getattr(os, "execv", None), getattr(os, "execve", None)):
+    for obj in (
+        threading.Thread.start,
+        _thread.start_new_thread,
+        getattr(_thread, "start_joinable_thread", None),
+        getattr(os, "fork", None),
+        getattr(os, "forkpty", None),
+        getattr(os, "posix_spawn", None),
+        getattr(os, "posix_spawnp", None),
+        getattr(_posixsubprocess, "fork_exec", None),
+        os.system,
+        getattr(os, "execv", None),
+        getattr(os, "execve", None),
+    ):
         if obj is not None:
             calls.add(obj, f"escape: {_name_of(obj)}")
     return calls
@@ -302,9 +343,13 @@ class _CodeFacts(NamedTuple):
     forbidden: tuple[str, ...]  # the forbidden calls and escapes it is
     counted: str | None
     tampering: str | None
-    quiet: bool  # called by a library, nothing to note: this module's code, or a library's that no table names
+    quiet: (
+        bool  # called by a library, nothing to note: this module's code, or a library's that no table names
+    )
     passes_on: bool  # contextlib's or a decorator's wrapper: it calls what its own caller asked for
-    grader: bool  # the grader's package (the probe runner, the contracts): it may call what a graded name holds
+    grader: (
+        bool  # the grader's package (the probe runner, the contracts): it may call what a graded name holds
+    )
 
 
 class _Hook:
@@ -323,12 +368,27 @@ class _Hook:
     is in one of them.
     """
 
-    def __init__(self, seen: Seen, calls: _Calls, counted: _Calls, modules: tuple[str, ...], recursion: bool,
-                 watch_dispatch: bool) -> None:
-        self.seen, self.calls, self.counted, self.modules, self.recursion = seen, calls, counted, modules, recursion
+    def __init__(
+        self,
+        seen: Seen,
+        calls: _Calls,
+        counted: _Calls,
+        modules: tuple[str, ...],
+        recursion: bool,
+        watch_dispatch: bool,
+    ) -> None:
+        self.seen, self.calls, self.counted, self.modules, self.recursion = (
+            seen,
+            calls,
+            counted,
+            modules,
+            recursion,
+        )
         self.watch_dispatch = watch_dispatch
         self.active: dict[tuple[int, types.CodeType], int] = {}
-        self.acting: dict[types.FrameType, bool] = {}  # library frames running for a graded name (see acts_for)
+        self.acting: dict[
+            types.FrameType, bool
+        ] = {}  # library frames running for a graded name (see acts_for)
         self.known: dict[int, _CodeFacts] = {}
         tables = (calls, _ESCAPE, counted)
         self.builtin_ids = {key for table in tables for key in table.builtins}
@@ -343,16 +403,23 @@ class _Hook:
                 facts = known.get(id(frame.f_code))
                 if facts is not None and facts.quiet and caller is not None:
                     caller_facts = known.get(id(caller.f_code))
-                    if caller_facts is not None and caller_facts.library and not (
-                            self.modules and (caller_facts.grader or caller in self.acting)):
+                    if (
+                        caller_facts is not None
+                        and caller_facts.library
+                        and not (self.modules and (caller_facts.grader or caller in self.acting))
+                    ):
                         return
                 self.on_call(frame)
             elif event == "c_call":
                 if type(arg) is types.BuiltinFunctionType:
                     facts = self.known.get(id(frame.f_code))
-                    if (facts is not None and facts.library and id(arg) not in self.builtin_ids
-                            and arg.__name__ not in self.method_names
-                            and not (self.modules and (facts.grader or frame in self.acting))):
+                    if (
+                        facts is not None
+                        and facts.library
+                        and id(arg) not in self.builtin_ids
+                        and arg.__name__ not in self.method_names
+                        and not (self.modules and (facts.grader or frame in self.acting))
+                    ):
                         return
                     self.on_c_call(frame, arg)
             elif event == "return":
@@ -366,12 +433,23 @@ class _Hook:
     def learn(self, code: types.CodeType) -> _CodeFacts:
         """Work out and keep what this window needs to know of ``code`` (seen for the first time)."""
         forbidden = tuple(name for name in (self.calls.codes.get(code), _ESCAPE.codes.get(code)) if name)
-        own, library, counted = code.co_filename == _OWN_FILE, _is_library(code.co_filename), self.counted.codes.get(code)
+        own, library, counted = (
+            code.co_filename == _OWN_FILE,
+            _is_library(code.co_filename),
+            self.counted.codes.get(code),
+        )
         tampering = _TAMPER.codes.get(code)
-        facts = _CodeFacts(code, own, library, forbidden, counted, tampering,
-                           own or (library and not forbidden and counted is None and tampering is None),
-                           code.co_filename == _CONTEXTLIB_FILE or code in _TAMPER.wrappers,
-                           _is_grader(code.co_filename))
+        facts = _CodeFacts(
+            code,
+            own,
+            library,
+            forbidden,
+            counted,
+            tampering,
+            own or (library and not forbidden and counted is None and tampering is None),
+            code.co_filename == _CONTEXTLIB_FILE or code in _TAMPER.wrappers,
+            _is_grader(code.co_filename),
+        )
         self.known[id(code)] = facts
         return facts
 
@@ -384,14 +462,18 @@ class _Hook:
         code, caller = frame.f_code, frame.f_back
         known = self.known
         facts = known.get(id(code)) or self.learn(code)
-        caller_facts = (known.get(id(caller.f_code)) or self.learn(caller.f_code)) if caller is not None else None
+        caller_facts = (
+            (known.get(id(caller.f_code)) or self.learn(caller.f_code)) if caller is not None else None
+        )
         if facts.own or (caller_facts is not None and caller_facts.own):
             return
         if facts.forbidden:
             self.seen.found.update(facts.forbidden)
         if facts.counted is not None:
             self.seen.counts[facts.counted] = self.seen.counts.get(facts.counted, 0) + 1
-        acting = caller is not None and caller_facts is not None and self.acts_for(caller, caller_facts, code=code)
+        acting = (
+            caller is not None and caller_facts is not None and self.acts_for(caller, caller_facts, code=code)
+        )
         if acting and facts.library:
             self.acting[frame] = True
         if (caller_facts is None or caller_facts.library) and not acting:
@@ -410,8 +492,13 @@ class _Hook:
         if self.recursion and not facts.library:
             self.enter(code)
 
-    def acts_for(self, frame: types.FrameType, facts: _CodeFacts, code: types.CodeType | None = None,
-                 builtin: Any = None) -> bool:
+    def acts_for(
+        self,
+        frame: types.FrameType,
+        facts: _CodeFacts,
+        code: types.CodeType | None = None,
+        builtin: Any = None,
+    ) -> bool:
         """Whether library code running in ``frame`` runs for a graded name, so that what it calls (``code``
         or ``builtin``) is the submission's doing: ``frame`` is one such already, or the grader's (the
         probe runner, the contracts) calling a library callable it was handed (an argument or a closure
@@ -421,7 +508,7 @@ class _Hook:
         if not (self.modules and facts.grader):
             return False
         code_of = frame.f_code
-        names = code_of.co_varnames[:code_of.co_argcount + code_of.co_kwonlyargcount] + code_of.co_freevars
+        names = code_of.co_varnames[: code_of.co_argcount + code_of.co_kwonlyargcount] + code_of.co_freevars
         values = frame.f_locals
         return any(self.hands_over(values.get(name), code, builtin) for name in names)
 
@@ -436,8 +523,13 @@ class _Hook:
             if not isinstance(value.__code__, types.CodeType):
                 return False
             facts = self.known.get(id(value.__code__)) or self.learn(value.__code__)
-            return facts.library and not facts.grader and not facts.own and code is not None and \
-                code in (value.__code__, getattr(inner, "__code__", None))
+            return (
+                facts.library
+                and not facts.grader
+                and not facts.own
+                and code is not None
+                and code in (value.__code__, getattr(inner, "__code__", None))
+            )
         if value is None or isinstance(value, type):
             return False
         if isinstance(value, types.BuiltinFunctionType):
@@ -509,9 +601,14 @@ def _table(calls: Iterable[Any] | Mapping[str, Any]) -> _Calls:
 
 
 @contextmanager
-def forbidden(aten: Iterable[Any] = (), calls: Iterable[Any] | Mapping[str, Any] = (), modules: Iterable[str] = (),
-              allow: Iterable[Any] = (), recursion: bool = False,
-              count: Iterable[Any] | Mapping[str, Any] = ()) -> Iterator[Seen]:
+def forbidden(
+    aten: Iterable[Any] = (),
+    calls: Iterable[Any] | Mapping[str, Any] = (),
+    modules: Iterable[str] = (),
+    allow: Iterable[Any] = (),
+    recursion: bool = False,
+    count: Iterable[Any] | Mapping[str, Any] = (),
+) -> Iterator[Seen]:
     """Record, while the block runs, the forbidden operations it executes; yields a :class:`Seen`.
 
     ``aten``: operator patterns, as strings (``"aten.transpose"`` any overload, ``"aten.transpose.int"``
@@ -594,17 +691,39 @@ def autograd_nodes(out: Any, inputs: Iterable[torch.Tensor], names: Iterable[str
 
 def methods(cls: type, names: Iterable[str]) -> dict[str, Any]:
     """``{"<module>.<Class>.<name>": method}`` for those of ``names`` that ``cls`` has (for ``calls``)."""
-    return {f"{cls.__module__}.{cls.__qualname__}.{name}": getattr(cls, name) for name in names if hasattr(cls, name)}
+    return {
+        f"{cls.__module__}.{cls.__qualname__}.{name}": getattr(cls, name)
+        for name in names
+        if hasattr(cls, name)
+    }
 
 
 #: Methods of ``ProcessGroup`` and of its backends (``ProcessGroupGloo`` ...) that run a collective.
 #: A backend's methods skip the ``c10d`` dispatcher ops, so only a call hook sees them.
 COLLECTIVE_METHODS = (
-    "_allgather_base", "_reduce_scatter_base", "all_gather_single", "all_gather_single_coalesced",
-    "all_to_all_single", "allgather", "allgather_coalesced", "allgather_into_tensor_coalesced", "allreduce",
-    "allreduce_coalesced", "alltoall", "alltoall_base", "barrier", "broadcast", "gather", "monitored_barrier",
-    "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_single_coalesced",
-    "reduce_scatter_tensor_coalesced", "scatter")
+    "_allgather_base",
+    "_reduce_scatter_base",
+    "all_gather_single",
+    "all_gather_single_coalesced",
+    "all_to_all_single",
+    "allgather",
+    "allgather_coalesced",
+    "allgather_into_tensor_coalesced",
+    "allreduce",
+    "allreduce_coalesced",
+    "alltoall",
+    "alltoall_base",
+    "barrier",
+    "broadcast",
+    "gather",
+    "monitored_barrier",
+    "reduce",
+    "reduce_scatter",
+    "reduce_scatter_single",
+    "reduce_scatter_single_coalesced",
+    "reduce_scatter_tensor_coalesced",
+    "scatter",
+)
 
 
 def collective_methods() -> dict[str, Any]:

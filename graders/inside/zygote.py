@@ -35,8 +35,18 @@ from zygote.child import close_all_but, reseed
 from zygote.frames import frame, read_frame, write_all, write_frame
 from zygote.server import fork_checked, preload
 
-WARM_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.utils.data", "numpy",
-                "IPython.core.interactiveshell", "graders.inside.job", "graders.inside.probing", "labutils", "matplotlib.pyplot")
+WARM_MODULES = (
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.utils.data",
+    "numpy",
+    "IPython.core.interactiveshell",
+    "graders.inside.job",
+    "graders.inside.probing",
+    "labutils",
+    "matplotlib.pyplot",
+)
 SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 0x1, 0x8, 0x40
 TAIL_BYTES = 4096
 CONTROL_BYTES = 1 << 20
@@ -103,13 +113,22 @@ def _warm_draws() -> None:
     from graders.inside.draws import examples
     from graders.inside.probing import Draw
 
-    kinds = st.one_of(st.tuples(st.just("a"), st.integers(0, 3)), st.tuples(st.just("b"), st.permutations(range(3))))
-    examples(Draw(0, "zygote warm-up"), st.tuples(st.lists(st.integers(1, 5), max_size=3), st.lists(kinds, max_size=3)),
-             count=5)
+    kinds = st.one_of(
+        st.tuples(st.just("a"), st.integers(0, 3)), st.tuples(st.just("b"), st.permutations(range(3)))
+    )
+    examples(
+        Draw(0, "zygote warm-up"),
+        st.tuples(st.lists(st.integers(1, 5), max_size=3), st.lists(kinds, max_size=3)),
+        count=5,
+    )
 
 
 # First calls that cost seconds, paid once in the zygote when the labs ask for the module (graders.grader.grading.warm_modules).
-FIRST_CALLS = {"torch.testing": _warm_assert_close, "torch.onnx": _warm_onnx_export, "graders.inside.draws": _warm_draws}
+FIRST_CALLS = {
+    "torch.testing": _warm_assert_close,
+    "torch.onnx": _warm_onnx_export,
+    "graders.inside.draws": _warm_draws,
+}
 
 
 def loopback_up() -> str:
@@ -186,14 +205,29 @@ def _serve(out: int) -> None:
         started = time.monotonic()
         pid = fork_checked()
         if pid == 0:
-            close_all_but({2, pairs["output"][1], pairs["control"][1], pairs["result"][1], pairs["probes"][0]})
-            _job_process(spec, {"output": pairs["output"][1], "control": pairs["control"][1],
-                                "result": pairs["result"][1], "probes": pairs["probes"][0]}, notes)
+            close_all_but(
+                {2, pairs["output"][1], pairs["control"][1], pairs["result"][1], pairs["probes"][0]}
+            )
+            _job_process(
+                spec,
+                {
+                    "output": pairs["output"][1],
+                    "control": pairs["control"][1],
+                    "result": pairs["result"][1],
+                    "probes": pairs["probes"][0],
+                },
+                notes,
+            )
         for name in ("output", "control", "result"):
             os.close(pairs[name][1])
         os.close(pairs["probes"][0])
-        watch = _Watch(pid, spec.limits, {n: pairs[n][0] for n in ("output", "control", "result")},
-                       pairs["probes"][1], lambda: _ask_for_probes(out))
+        watch = _Watch(
+            pid,
+            spec.limits,
+            {n: pairs[n][0] for n in ("output", "control", "result")},
+            pairs["probes"][1],
+            lambda: _ask_for_probes(out),
+        )
         header, result = _finish(pid, watch, started)
         write_frame(out, header.to_frame())
         write_frame(out, result)
@@ -220,9 +254,20 @@ class _Watch:
     namespace cannot start one).
     """
 
-    def __init__(self, pid: int, limits: Limits, reads: dict[str, int], probes_fd: int,
-                 fetch_probes: Callable[[], bytes]) -> None:
-        self.pid, self.limits, self.selector, self.fetch_probes = pid, limits, selectors.DefaultSelector(), fetch_probes
+    def __init__(
+        self,
+        pid: int,
+        limits: Limits,
+        reads: dict[str, int],
+        probes_fd: int,
+        fetch_probes: Callable[[], bytes],
+    ) -> None:
+        self.pid, self.limits, self.selector, self.fetch_probes = (
+            pid,
+            limits,
+            selectors.DefaultSelector(),
+            fetch_probes,
+        )
         self.probes_fd, self.pending = probes_fd, memoryview(b"")
         self.data = {name: bytearray() for name in reads}
         self.output_bytes = 0
@@ -268,7 +313,7 @@ class _Watch:
 
     def _write_probes(self) -> None:
         try:
-            self.pending = self.pending[os.write(self.probes_fd, self.pending[:1 << 16]):]
+            self.pending = self.pending[os.write(self.probes_fd, self.pending[: 1 << 16]) :]
         except OSError:
             self.pending = memoryview(b"")  # the job is gone
         if not self.pending:
@@ -349,13 +394,20 @@ def _finish(pid: int, watch: _Watch, started: float) -> tuple[DoneHeader, bytes]
     status, usage = watch.ended or os.wait4(pid, 0)[1:]
     exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     finished = exited and bool(watch.data["result"]) and watch.cells is not None
-    forged = exited and bool(watch.data["result"]) and watch.cells is None  # a result before the notebook ended
-    header = DoneHeader(watch.verdict or (Status.OK if finished else Status.BAD_RESULT if forged else Status.CRASHED),
-                        seconds=round(time.monotonic() - started, 3),
-                        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 3), max_rss_mb=usage.ru_maxrss // 1024,
-                        output_tail=watch.data["output"].decode(errors="replace"), isolation=watch.notes,
-                        cells=watch.cells or {}, exit_code=os.waitstatus_to_exitcode(status),
-                        output_bytes=watch.output_bytes)
+    forged = (
+        exited and bool(watch.data["result"]) and watch.cells is None
+    )  # a result before the notebook ended
+    header = DoneHeader(
+        watch.verdict or (Status.OK if finished else Status.BAD_RESULT if forged else Status.CRASHED),
+        seconds=round(time.monotonic() - started, 3),
+        cpu_seconds=round(usage.ru_utime + usage.ru_stime, 3),
+        max_rss_mb=usage.ru_maxrss // 1024,
+        output_tail=watch.data["output"].decode(errors="replace"),
+        isolation=watch.notes,
+        cells=watch.cells or {},
+        exit_code=os.waitstatus_to_exitcode(status),
+        output_bytes=watch.output_bytes,
+    )
     return header, bytes(watch.data["result"]) if header.status == Status.OK else b""
 
 

@@ -82,16 +82,25 @@ class CourseRoot:
     def shards(self) -> list[CourseRoot]:
         """This root and its shards' roots: subfolders holding autograded notebooks (a class graded in shards,
         ``labs grade --shard i/N --root ROOT/shard-i``, each into the one shared gradebook)."""
-        found = sorted(p for p in self.path.iterdir() if p.is_dir() and (p / "autograded").is_dir()) \
-            if self.path.is_dir() else []
+        found = (
+            sorted(p for p in self.path.iterdir() if p.is_dir() and (p / "autograded").is_dir())
+            if self.path.is_dir()
+            else []
+        )
         return [self, *(CourseRoot(p, self.db_url) for p in found)]
 
     def config_values(self, exchange: Path | None = None) -> dict[str, dict[str, Any]]:
         """nbgrader's configuration of the course, ``{section: {trait: value}}``: the root, course id and
         gradebook, and the exchange (``exchange``; default: ``ROOT/exchange``)."""
-        return {"CourseDirectory": {"root": str(self.path), "course_id": COURSE_ID, "db_url": self.db_url,
-                                    "ignore": list(IGNORED)},
-                "Exchange": {"root": str(exchange or self.path / "exchange")}}
+        return {
+            "CourseDirectory": {
+                "root": str(self.path),
+                "course_id": COURSE_ID,
+                "db_url": self.db_url,
+                "ignore": list(IGNORED),
+            },
+            "Exchange": {"root": str(exchange or self.path / "exchange")},
+        }
 
     def config_text(self, exchange: Path | None = None, header: str = "written by labs") -> str:
         """:meth:`config_values` as an ``nbgrader_config.py``."""

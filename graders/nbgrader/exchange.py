@@ -59,7 +59,9 @@ SUBMISSION_FILES = ["timestamp.txt", "submission_secret.txt"]
 STUDENT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@+-]*$")  # never ".", "..", nor a path
 NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 PASS_DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # search only: a 0711 folder on the way
-NOFOLLOW_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO never hangs collect
+NOFOLLOW_FILE = (
+    os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+)  # NONBLOCK: a FIFO never hangs collect
 TIMESTAMP_BYTES = 200
 
 
@@ -116,7 +118,9 @@ def open_folder(path: Path) -> int:
         raise ValueError(f"{path}: not an absolute path")
     fd = os.open("/", PASS_DIR)
     try:
-        for n, part in enumerate(path.parts[1:], start=2):  # the folders above: passed through, maybe not readable
+        for n, part in enumerate(
+            path.parts[1:], start=2
+        ):  # the folders above: passed through, maybe not readable
             inner = open_entry(part, NOFOLLOW_DIR if n == len(path.parts) else PASS_DIR, fd)
             os.close(fd)
             fd = inner
@@ -171,8 +175,9 @@ def check_files(folder_fd: int, student: str, include: list[str] | None, owner_u
     return None
 
 
-def judge(inbound_fd: int, name: str, chapter: str, include: list[str] | None,
-          check_owner: bool) -> Submission | str:
+def judge(
+    inbound_fd: int, name: str, chapter: str, include: list[str] | None, check_owner: bool
+) -> Submission | str:
     """The submission ``name`` in the inbound folder open at ``inbound_fd``, or why it is refused."""
     parts = name.rsplit("+", 3)
     if len(parts) < 3 or parts[1] != chapter or not STUDENT_NAME.match(parts[0]):
@@ -205,12 +210,19 @@ def check_keeper(inbound_fd: int) -> None:
         for what, fd in (("course folder", course_fd), ("inbound folder", inbound_fd)):
             owner = os.fstat(fd).st_uid
             if owner not in (os.geteuid(), 0):
-                raise ExchangeNotSafe(f"the exchange's {what} belongs to {user_name(owner)}, not to the instructor "
-                                      "(labs hub makes it for the instructor before any student exists)")
+                raise ExchangeNotSafe(
+                    f"the exchange's {what} belongs to {user_name(owner)}, not to the instructor "
+                    "(labs hub makes it for the instructor before any student exists)"
+                )
 
 
-def survey(inbound: Path, chapter: str, student: str = "*", include: list[str] | None = None,
-           check_owner: bool = True) -> Survey:
+def survey(
+    inbound: Path,
+    chapter: str,
+    student: str = "*",
+    include: list[str] | None = None,
+    check_owner: bool = True,
+) -> Survey:
     """Each student's latest acceptable submission of ``chapter`` in ``inbound``, and every entry refused (named
     as nbgrader's collect would match it: ``<student>+<chapter>+*``). Nothing is followed: see the module."""
     found = Survey()
@@ -222,13 +234,22 @@ def survey(inbound: Path, chapter: str, student: str = "*", include: list[str] |
             verdict = judge(inbound_fd, name, chapter, include, check_owner)
             if isinstance(verdict, str):
                 found.refused[name] = verdict
-            elif verdict.student not in found.latest or verdict.timestamp > found.latest[verdict.student].timestamp:
+            elif (
+                verdict.student not in found.latest
+                or verdict.timestamp > found.latest[verdict.student].timestamp
+            ):
                 found.latest[verdict.student] = verdict
     return found
 
 
-def copy_submission(inbound: Path, submission: Submission, dest: Path, include: list[str] | None,
-                    owner_uid: int | None, max_bytes: int) -> dict[str, str]:
+def copy_submission(
+    inbound: Path,
+    submission: Submission,
+    dest: Path,
+    include: list[str] | None,
+    owner_uid: int | None,
+    max_bytes: int,
+) -> dict[str, str]:
     """Copy the plain files of ``submission`` (those in ``include``) into ``dest`` (replaced), opened without
     following and checked again once open (a link swapped in after :func:`survey` is still refused); returns the
     files skipped: name -> why."""
@@ -236,8 +257,10 @@ def copy_submission(inbound: Path, submission: Submission, dest: Path, include: 
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     skipped = {}
     try:
-        with opened(open_folder(inbound)) as inbound_fd, \
-                opened(open_entry(submission.name, NOFOLLOW_DIR, inbound_fd)) as folder_fd:
+        with (
+            opened(open_folder(inbound)) as inbound_fd,
+            opened(open_entry(submission.name, NOFOLLOW_DIR, inbound_fd)) as folder_fd,
+        ):
             if owner_uid is not None and os.fstat(folder_fd).st_uid != owner_uid:
                 raise PermissionError(errno.EPERM, "replaced since it was looked at")
             for entry in sorted(os.listdir(folder_fd)):
@@ -300,8 +323,13 @@ class OwnedCollect(ExchangeCollect):
         student = self.coursedir.student_id or "*"
         include = list(self.coursedir.include) if self.coursedir.include != ["*"] else None
         try:
-            found = survey(Path(self.inbound_path).absolute(), self.coursedir.assignment_id, student, include,
-                           self.check_owner)
+            found = survey(
+                Path(self.inbound_path).absolute(),
+                self.coursedir.assignment_id,
+                student,
+                include,
+                self.check_owner,
+            )
         except ExchangeNotSafe as err:
             self.fail(str(err))
         except OSError as err:
@@ -312,8 +340,10 @@ class OwnedCollect(ExchangeCollect):
         for name, why in sorted(found.refused.items()):
             self.log.warning("not collected: %s: %s", name, why)
         self.submissions = dict(found.latest)
-        self.src_records = [{"username": s.student, "filename": s.name, "timestamp": s.timestamp}
-                            for _, s in sorted(found.latest.items())]
+        self.src_records = [
+            {"username": s.student, "filename": s.name, "timestamp": s.timestamp}
+            for _, s in sorted(found.latest.items())
+        ]
 
     def copy_files(self) -> None:
         """Each student's latest acceptable submission, when newer than the one collected before, copied by
@@ -328,9 +358,14 @@ class OwnedCollect(ExchangeCollect):
                 self.log.info("No newer submission to collect: %s %s", student, chapter)
                 continue
             try:
-                skipped = copy_submission(inbound, submission, dest, include,
-                                          submission.uid if self.check_owner else None,
-                                          self.coursedir.max_file_size * 1000)
+                skipped = copy_submission(
+                    inbound,
+                    submission,
+                    dest,
+                    include,
+                    submission.uid if self.check_owner else None,
+                    self.coursedir.max_file_size * 1000,
+                )
             except OSError as err:  # swapped for something else since survey looked
                 self.refused[submission.name] = _why_not(err)
                 self.log.warning("not collected: %s: %s", submission.name, _why_not(err))
@@ -341,8 +376,9 @@ class OwnedCollect(ExchangeCollect):
             self.log.info("Collected submission: %s %s", student, chapter)
 
 
-def exchange_api(root: Path, exchange: Path, include: list[str] | None = None,
-                 check_owner: bool = True) -> NbGraderAPI:
+def exchange_api(
+    root: Path, exchange: Path, include: list[str] | None = None, check_owner: bool = True
+) -> NbGraderAPI:
     """NbGraderAPI over the course ``root`` with the exchange at ``exchange``; copies keep only the files
     named in ``include`` (all when None); collect takes only submissions owned by the student they name unless
     ``check_owner`` is False."""
@@ -363,8 +399,11 @@ def release_assignment(build: Path, chapter: str, exchange: Path, labs: list[str
     """Put the ``labs`` of ``build/release/<chapter>`` (from `labs release`) and its other files that are not
     notebooks into the exchange; returns the chapter's outbound folder."""
     released = build / "release" / chapter
-    others = sorted(p.name for p in released.iterdir() if p.is_file() and p.suffix != ".ipynb") \
-        if released.is_dir() else []
+    others = (
+        sorted(p.name for p in released.iterdir() if p.is_file() and p.suffix != ".ipynb")
+        if released.is_dir()
+        else []
+    )
     api = exchange_api(build, exchange, include=[*labs, *others])
     course.require_success(api.release_assignment(chapter), f"release_assignment {chapter}")
     return exchange / course.COURSE_ID / "outbound" / chapter
@@ -400,7 +439,9 @@ def release_feedback(root: Path, chapter: str, exchange: Path) -> list[str]:
         students.append(folder.parent.name)
     api = exchange_api(root, exchange)
     for student in students:
-        with warnings.catch_warnings():  # nbgrader's API passes "authentictor=" (sic), which traitlets warns about
+        with (
+            warnings.catch_warnings()
+        ):  # nbgrader's API passes "authentictor=" (sic), which traitlets warns about
             warnings.filterwarnings("ignore", "Passing unrecognized arguments", DeprecationWarning)
             result = api.release_feedback(chapter, student)
         course.require_success(result, f"release_feedback {chapter} {student}")

@@ -45,8 +45,11 @@ MAX_SHOWN_CELLS = 1_000
 
 def source_metadata(source: nbformat.NotebookNode) -> dict[str, tuple[str, dict]]:
     """grade_id -> (cell type, nbgrader metadata) of every cell of the source that has a grade_id."""
-    return {meta["grade_id"]: (cell.cell_type, dict(meta)) for cell in source.cells
-            if isinstance((meta := nbgrader_meta(cell)).get("grade_id"), str)}
+    return {
+        meta["grade_id"]: (cell.cell_type, dict(meta))
+        for cell in source.cells
+        if isinstance((meta := nbgrader_meta(cell)).get("grade_id"), str)
+    }
 
 
 def owned_cells(nb: nbformat.NotebookNode, source: nbformat.NotebookNode) -> dict[int, dict]:
@@ -67,19 +70,25 @@ def trim(nb: nbformat.NotebookNode, owned: dict[int, dict]) -> dict[int, dict]:
     keep = [i for i in range(len(nb.cells)) if i < MAX_SHOWN_CELLS or i in owned]
     if len(keep) == len(nb.cells):
         return owned
-    note = nbformat.v4.new_markdown_cell(f"<div><p>({len(nb.cells) - len(keep)} more cells not shown)</p></div>")
+    note = nbformat.v4.new_markdown_cell(
+        f"<div><p>({len(nb.cells) - len(keep)} more cells not shown)</p></div>"
+    )
     if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
         note.pop("id")
     nb.cells = [nb.cells[i] for i in keep] + [note]
     return {new: owned[old] for new, old in enumerate(keep) if old in owned}
 
 
-def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> nbformat.NotebookNode:
+def feedback_notebook(
+    lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None
+) -> nbformat.NotebookNode:
     """The submission as nbgrader's feedback shows it: test cells restored, results under them, only the
     source's nbgrader metadata, and no student markup that could run in a browser."""
     grade = student_view(grade)
     nb = nbformat.from_dict(json.loads(json.dumps(submitted if submitted is not None else lab.source)))
-    nb.metadata = nbformat.from_dict(copy.deepcopy(lab.source.metadata))  # the student's could carry widget state
+    nb.metadata = nbformat.from_dict(
+        copy.deepcopy(lab.source.metadata)
+    )  # the student's could carry widget state
     owned = trim(nb, owned_cells(nb, lab.source))
     results = {c.grade_id: c for c in grade.cells}
     tests = {t.grade_id: t for t in lab.tests}
@@ -89,7 +98,9 @@ def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.Notebo
         meta = owned.get(index, {})
         cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta else {})
         if submitted is None and meta.get("solution"):
-            cell.source = "# (no gradable submission)" if cell.cell_type == "code" else "(no gradable submission)"
+            cell.source = (
+                "# (no gradable submission)" if cell.cell_type == "code" else "(no gradable submission)"
+            )
         cell.source = shown(cell.source, room)
         room = max(0, room - len(cell.source))
         if cell.cell_type == "code":
@@ -102,7 +113,9 @@ def feedback_notebook(lab: Lab, grade: NotebookGrade, submitted: nbformat.Notebo
         else:
             cell.source = raw_html(cell.source, sanitizer)
     if grade.error:
-        problem = f"<p><strong>Grading problem:</strong> {html.escape(shown(grade.error, MAX_CELL_CHARS))}</p>"
+        problem = (
+            f"<p><strong>Grading problem:</strong> {html.escape(shown(grade.error, MAX_CELL_CHARS))}</p>"
+        )
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(html_block(problem, sanitizer)))
         if nb.nbformat_minor < 5:  # cell ids came with nbformat 4.5
             nb.cells[0].pop("id")
@@ -113,14 +126,22 @@ def _show_result(cell: nbformat.NotebookNode, test: TestCell, result: CellGrade 
     """A test cell as the student saw it, with why it lost points as its output (escaped when rendered); the
     score is the gradebook's, which nbgrader shows beside the cell (a manual score included)."""
     cell.source = visible_part(test.visible_source)
-    text = ((shown(result.why, MAX_CELL_CHARS) if result.why else "every check passed") if result else "not graded")
+    text = (
+        (shown(result.why, MAX_CELL_CHARS) if result.why else "every check passed")
+        if result
+        else "not graded"
+    )
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
 
 
 def shown(source: str, room: int) -> str:
     """``source`` cut to what feedback shows of one cell, within ``room`` characters left for the notebook."""
     keep = max(0, min(len(source), MAX_CELL_CHARS, room))
-    return source if keep == len(source) else f"{source[:keep]}\n[... {len(source) - keep} more characters not shown]"
+    return (
+        source
+        if keep == len(source)
+        else f"{source[:keep]}\n[... {len(source) - keep} more characters not shown]"
+    )
 
 
 def markdown_block(cell: nbformat.NotebookNode, sanitizer: SanitizeHTML) -> str:
@@ -141,7 +162,9 @@ def render_markdown(cell: nbformat.NotebookNode) -> str:
     """A markdown cell rendered to HTML as nbconvert renders it (not yet sanitised); its text, escaped,
     when it cannot be rendered."""
     try:
-        renderer = IPythonRenderer(escape=False, exclude_anchor_links=True, attachments=cell.get("attachments", {}))
+        renderer = IPythonRenderer(
+            escape=False, exclude_anchor_links=True, attachments=cell.get("attachments", {})
+        )
         return MarkdownWithMath(renderer=renderer).render(cell.source)
     except Exception:  # noqa: BLE001 - a cell that breaks the renderer (nesting, attachments) is shown as text
         return f"<pre>{html.escape(cell.source)}</pre>"
@@ -152,11 +175,16 @@ def html_block(markup: str, sanitizer: SanitizeHTML) -> str:
     ``<div>`` on one line (a blank line would end the HTML block and let markdown parse the rest)."""
     clean = sanitizer.sanitize_html_tags(markup).replace("\r", "")
     parts = PRE_BLOCK.split(clean)
-    return "<div>" + "".join(p.replace("\n", "<br>") if i % 2 else p.replace("\n", " ")
-                             for i, p in enumerate(parts)) + "</div>"
+    return (
+        "<div>"
+        + "".join(p.replace("\n", "<br>") if i % 2 else p.replace("\n", " ") for i, p in enumerate(parts))
+        + "</div>"
+    )
 
 
-def write_autograded(root: Path, lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None) -> Path:
+def write_autograded(
+    root: Path, lab: Lab, grade: NotebookGrade, submitted: nbformat.NotebookNode | None
+) -> Path:
     """Save the feedback notebook where nbgrader's generate_feedback looks for it (whole or not at all)."""
     path = CourseRoot(root).autograded_notebook(grade.student, grade.chapter, grade.notebook)
     folder = path.parent
@@ -183,11 +211,16 @@ def manual_cells(db_url: str, chapter: str) -> dict[tuple[str, str], set[str]]:
             assignment = gradebook.find_assignment(chapter)
         except MissingEntry:
             return {}
-        return {(sub.student.id, nb.name): {g.name for g in nb.grades if g.manual_score is not None}
-                for sub in assignment.submissions for nb in sub.notebooks}
+        return {
+            (sub.student.id, nb.name): {g.name for g in nb.grades if g.manual_score is not None}
+            for sub in assignment.submissions
+            for nb in sub.notebooks
+        }
 
 
-def mark_manual_scores(root: Path, chapter: str, student: str, manual: dict[tuple[str, str], set[str]]) -> None:
+def mark_manual_scores(
+    root: Path, chapter: str, student: str, manual: dict[tuple[str, str], set[str]]
+) -> None:
     """Say, under each test cell of the student's autograded notebooks, when its score was set by hand (the
     automatic reason kept after it), so the text beside nbgrader's score never contradicts it."""
     for path in sorted((CourseRoot(root).autograded / student / chapter).glob("*.ipynb")):
@@ -206,18 +239,25 @@ def mark_manual_scores(root: Path, chapter: str, student: str, manual: dict[tupl
             nbformat.write(nb, path)
 
 
-def generate_feedback(root: Path, db_url: str, chapter: str, student: str | None = None) -> tuple[list[Path], list[str]]:
+def generate_feedback(
+    root: Path, db_url: str, chapter: str, student: str | None = None
+) -> tuple[list[Path], list[str]]:
     """nbgrader's feedback HTML for autograded submissions of ``chapter``, one student at a time;
     returns the files and a ``grader error: ...`` line per student whose feedback failed."""
     api = course.api(root, db_url)
-    students = [student] if student else sorted(p.name for p in CourseRoot(root).autograded.iterdir()
-                                                   if (p / chapter).is_dir())
+    students = (
+        [student]
+        if student
+        else sorted(p.name for p in CourseRoot(root).autograded.iterdir() if (p / chapter).is_dir())
+    )
     files, errors = [], []
     manual = manual_cells(db_url, chapter)
     for name in students:
         try:
             mark_manual_scores(root, chapter, name, manual)
-            course.require_success(api.generate_feedback(chapter, name, force=True), f"generate_feedback {name}")
+            course.require_success(
+                api.generate_feedback(chapter, name, force=True), f"generate_feedback {name}"
+            )
         except Exception as err:  # noqa: BLE001 - one student's feedback failing leaves the others rendered
             errors.append(f"grader error: feedback for {plain(name)}/{chapter} failed ({reason(err)})")
             continue
@@ -229,8 +269,9 @@ class FeedbackError(RuntimeError):
     """Feedback cannot be rendered at all (nothing graded, or nbgrader unusable); one line says why."""
 
 
-def feedback_for_chapters(root: Path, db_url: str, chapters: list[str], student: str | None = None
-                          ) -> tuple[list[Path], list[str]]:
+def feedback_for_chapters(
+    root: Path, db_url: str, chapters: list[str], student: str | None = None
+) -> tuple[list[Path], list[str]]:
     """:func:`generate_feedback` for each chapter that has autograded submissions; files and error lines."""
     graded = [c for c in chapters if CourseRoot(root).graded(c)]
     if not graded:
@@ -246,8 +287,9 @@ def feedback_for_chapters(root: Path, db_url: str, chapters: list[str], student:
     return files, errors
 
 
-def feedback_for_class(root: Path, db_url: str, chapters: list[str], student: str | None = None
-                       ) -> tuple[list[Path], list[str]]:
+def feedback_for_class(
+    root: Path, db_url: str, chapters: list[str], student: str | None = None
+) -> tuple[list[Path], list[str]]:
     """:func:`feedback_for_chapters` for ``root`` and each of its shards' roots, every page gathered under
     ``root/feedback/<student>/<chapter>/``; FeedbackError when none of them has graded anything."""
     files: list[Path] = []

@@ -20,11 +20,15 @@ if TYPE_CHECKING:
     from graders.grader.grading import Lab
 
 
-def ensure_assignments(root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]) -> None:
+def ensure_assignments(
+    root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]
+) -> None:
     """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
     api = course.api(root, db_url)
     grading = CourseRoot(root, db_url)
-    grading.config_file.write_text(grading.config_text(), encoding="utf-8")  # nbgrader's own tools work here too
+    grading.config_file.write_text(
+        grading.config_text(), encoding="utf-8"
+    )  # nbgrader's own tools work here too
     with course.open_gradebook(db_url) as gradebook:
         known = {a.name: {n.name for n in a.notebooks} for a in gradebook.assignments}
     for chapter, paths in lab_paths.items():
@@ -64,9 +68,15 @@ def record_one(gradebook: Gradebook, grade: NotebookGrade) -> None:
     cleared = []
     for cell in grade.cells:
         entry = gradebook.find_grade(cell.grade_id, grade.notebook, grade.chapter, grade.student)
-        if entry.manual_score is not None and entry.auto_score is not None and float(entry.auto_score) != cell.score:
-            cleared.append(f"manual score {float(entry.manual_score):g} of {cell.grade_id} cleared: the automatic "
-                           f"score changed ({float(entry.auto_score):g} -> {cell.score:g}), set it again if it still holds")
+        if (
+            entry.manual_score is not None
+            and entry.auto_score is not None
+            and float(entry.auto_score) != cell.score
+        ):
+            cleared.append(
+                f"manual score {float(entry.manual_score):g} of {cell.grade_id} cleared: the automatic "
+                f"score changed ({float(entry.auto_score):g} -> {cell.score:g}), set it again if it still holds"
+            )
             entry.manual_score = None
         entry.auto_score = cell.score
     gradebook.db.commit()

@@ -24,11 +24,54 @@ from traitlets.config import Config
 from graders.nbgrader.course_root import COURSE_ID, CourseRoot
 from graders.paths import ensure_tools_on_path
 
-SAFE_TAGS = ["a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "div", "dl", "dt", "em", "h1", "h2", "h3",
-             "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "sup",
-             "table", "tbody", "td", "th", "thead", "tr", "ul"]
-SAFE_ATTRIBUTES = {"a": ["href"], "img": ["src", "alt"], "div": ["class"], "pre": ["class"], "span": ["class"],
-                   "code": ["class"]}
+SAFE_TAGS = [
+    "a",
+    "abbr",
+    "b",
+    "blockquote",
+    "br",
+    "code",
+    "dd",
+    "del",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "img",
+    "kbd",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "s",
+    "span",
+    "strong",
+    "sub",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+]
+SAFE_ATTRIBUTES = {
+    "a": ["href"],
+    "img": ["src", "alt"],
+    "div": ["class"],
+    "pre": ["class"],
+    "span": ["class"],
+    "code": ["class"],
+}
 SAFE_SCHEMES = {"http", "https", "mailto"}
 URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
@@ -107,7 +150,9 @@ def require_success(result: dict, what: str) -> None:
         text = "\n".join(filter(None, [result.get("log"), result.get("error")]))
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         reasons = [line for line in lines if "ERROR" in line or "Error" in line]
-        reason = next((r for r in reasons if "see above traceback" not in r), lines[-1] if lines else "no detail")
+        reason = next(
+            (r for r in reasons if "see above traceback" not in r), lines[-1] if lines else "no detail"
+        )
         raise RuntimeError(f"nbgrader {what} failed: {reason}")
 
 

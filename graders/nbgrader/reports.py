@@ -48,8 +48,11 @@ def write_results(batch: Batch, path: Path) -> None:
     the run recorded; the gradebook holds the current ones, manual scores included)."""
     from graders.grader.salts import fingerprint
 
-    data = {"isolation": batch.isolation, "salts": {c: fingerprint(s) for c, s in sorted(batch.salts.items())},
-            "grades": [asdict(g) | {"score": g.score, "max_score": g.max_score} for g in batch.grades]}
+    data = {
+        "isolation": batch.isolation,
+        "salts": {c: fingerprint(s) for c, s in sorted(batch.salts.items())},
+        "grades": [asdict(g) | {"score": g.score, "max_score": g.max_score} for g in batch.grades],
+    }
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
@@ -100,7 +103,9 @@ def gradebook_cells(db_url: str) -> dict[tuple[str, str, str], dict[str, tuple[f
                 for notebook in submission.notebooks:
                     found[(submission.student.id, assignment.name, notebook.name)] = {
                         g.name: (float(g.score), float(g.max_score), g.manual_score is not None)
-                        for g in notebook.grades if g.max_score > 0}
+                        for g in notebook.grades
+                        if g.max_score > 0
+                    }
     return found
 
 
@@ -111,7 +116,11 @@ def gradebook_rows(db_url: str) -> list[dict]:
         for assignment in gradebook.assignments:
             for submission in assignment.submissions:
                 for notebook in submission.notebooks:
-                    row = {"student": submission.student.id, "chapter": assignment.name, "notebook": notebook.name}
+                    row = {
+                        "student": submission.student.id,
+                        "chapter": assignment.name,
+                        "notebook": notebook.name,
+                    }
                     cells = {g.name: float(g.score) for g in notebook.grades if g.max_score > 0}
                     row |= cells | {"score": sum(cells.values()), "max_score": float(notebook.max_score)}
                     rows.append(row)
@@ -120,9 +129,15 @@ def gradebook_rows(db_url: str) -> list[dict]:
 
 def export_csv(db_url: str, out: Path) -> int:
     """Write the gradebook as CSV; returns the number of rows."""
-    rows = [{k: for_student(v) if isinstance(v, str) else v for k, v in row.items()} for row in gradebook_rows(db_url)]
+    rows = [
+        {k: for_student(v) if isinstance(v, str) else v for k, v in row.items()}
+        for row in gradebook_rows(db_url)
+    ]
     columns = ["student", "chapter", "notebook"]
-    columns += sorted({k for r in rows for k in r} - {*columns, "score", "max_score"}) + ["score", "max_score"]
+    columns += sorted({k for r in rows for k in r} - {*columns, "score", "max_score"}) + [
+        "score",
+        "max_score",
+    ]
     with out.open("w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, columns, restval="")
         writer.writeheader()
@@ -133,25 +148,41 @@ def export_csv(db_url: str, out: Path) -> int:
 def gradescope_results(grade: NotebookGrade) -> dict:
     """Gradescope's autograder ``results.json`` for one notebook (outputs shown as plain text)."""
     grade = student_view(grade)
-    tests = [{"name": c.grade_id, "score": c.score, "max_score": c.points, "output": c.why or "passed",
-              "visibility": "visible"} for c in grade.cells]
+    tests = [
+        {
+            "name": c.grade_id,
+            "score": c.score,
+            "max_score": c.points,
+            "output": c.why or "passed",
+            "visibility": "visible",
+        }
+        for c in grade.cells
+    ]
     result = {"score": grade.score, "tests": tests, "output_format": "text", "test_output_format": "text"}
     if grade.error:
         result["output"] = grade.error
     return result
 
 
-def from_gradebook(key: tuple[str, str, str], cells: dict[str, tuple[float, float, bool]],
-                   logged: NotebookGrade | None) -> NotebookGrade:
+def from_gradebook(
+    key: tuple[str, str, str], cells: dict[str, tuple[float, float, bool]], logged: NotebookGrade | None
+) -> NotebookGrade:
     """A notebook's grade with the gradebook's scores and the latest run log's reasons: a cell scored by
     hand says so instead of the automatic reason."""
     student, chapter, notebook = key
     why = {c.grade_id: c.why for c in logged.cells} if logged else {}
-    grade = NotebookGrade(student, chapter, notebook, logged.status if logged else "graded",
-                          logged.error if logged else "")
-    grade.cells = [CellGrade(grade_id, points, score,
-                             MANUAL + (why.get(grade_id) or "every check passed") if manual else why.get(grade_id, ""))
-                   for grade_id, (score, points, manual) in cells.items()]
+    grade = NotebookGrade(
+        student, chapter, notebook, logged.status if logged else "graded", logged.error if logged else ""
+    )
+    grade.cells = [
+        CellGrade(
+            grade_id,
+            points,
+            score,
+            MANUAL + (why.get(grade_id) or "every check passed") if manual else why.get(grade_id, ""),
+        )
+        for grade_id, (score, points, manual) in cells.items()
+    ]
     return grade
 
 
@@ -167,7 +198,9 @@ def export_gradescope(db_url: str, root: Path, out: Path) -> tuple[int, list[str
             count += 1
         except Exception as err:  # noqa: BLE001 - one notebook's export failing leaves the others
             who = "/".join(plain(str(k), 60) for k in key)
-            errors.append(f"grader error: Gradescope export of {who} failed ({plain(f'{type(err).__name__}: {err}')})")
+            errors.append(
+                f"grader error: Gradescope export of {who} failed ({plain(f'{type(err).__name__}: {err}')})"
+            )
     return count, errors
 
 
@@ -205,21 +238,31 @@ def _distribution_png(grades: list[NotebookGrade]) -> str:
 
 def write_summary(batch: Batch, path: Path) -> None:
     """An HTML page: isolation, per-chapter score distribution per exercise, problem submissions."""
-    parts = ["<!doctype html><meta charset='utf-8'><title>labs grade summary</title><h1>Grading summary</h1>",
-             "<p>Isolation: " + html.escape("; ".join(batch.isolation) or "unknown") + "</p>"]
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>labs grade summary</title><h1>Grading summary</h1>",
+        "<p>Isolation: " + html.escape("; ".join(batch.isolation) or "unknown") + "</p>",
+    ]
     for chapter in sorted({g.chapter for g in batch.grades}):
         grades = [g for g in batch.grades if g.chapter == chapter and g.cells]
         parts.append(f"<h2>{html.escape(chapter)}</h2>")
         if grades:
             scores = sorted(g.score for g in grades)
-            parts.append(f"<p>{len(grades)} notebooks, median {scores[len(scores) // 2]:g}/{grades[0].max_score:g}</p>")
-            parts.append(f"<img alt='score distribution per exercise' src='data:image/png;base64,{_distribution_png(grades)}'>")
+            parts.append(
+                f"<p>{len(grades)} notebooks, median {scores[len(scores) // 2]:g}/{grades[0].max_score:g}</p>"
+            )
+            parts.append(
+                f"<img alt='score distribution per exercise' src='data:image/png;base64,{_distribution_png(grades)}'>"
+            )
     problems = [g for g in batch.grades if g.status != "graded" or g.flags]
-    parts.append(f"<h2>Submissions to look at ({len(problems)})</h2><table><tr><th>student</th><th>notebook</th>"
-                 "<th>status</th><th>why</th></tr>")
+    parts.append(
+        f"<h2>Submissions to look at ({len(problems)})</h2><table><tr><th>student</th><th>notebook</th>"
+        "<th>status</th><th>why</th></tr>"
+    )
     for g in problems:
         why = "; ".join(filter(None, [g.error, *g.flags]))
-        parts.append(f"<tr><td>{html.escape(g.student)}</td><td>{html.escape(g.chapter)}/{html.escape(g.notebook)}</td>"
-                     f"<td>{html.escape(g.status)}</td><td>{html.escape(why)}</td></tr>")
+        parts.append(
+            f"<tr><td>{html.escape(g.student)}</td><td>{html.escape(g.chapter)}/{html.escape(g.notebook)}</td>"
+            f"<td>{html.escape(g.status)}</td><td>{html.escape(why)}</td></tr>"
+        )
     parts.append("</table>")
     path.write_text("\n".join(parts), encoding="utf-8")

@@ -27,9 +27,12 @@ if TYPE_CHECKING:  # torch and nbgrader load only once a command needs them
     from graders.check.selfcheck import ChapterCheck, SolutionFolders
 
 
-def new_chapter(name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tricks")],
-                exercise: ExercisesOpt = None, course_dir: CourseOpt = defaults.COURSE,
-                wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS) -> None:
+def new_chapter(
+    name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tricks")],
+    exercise: ExercisesOpt = None,
+    course_dir: CourseOpt = defaults.COURSE,
+    wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS,
+) -> None:
     """A chapter folder with a lesson and a lab (lab_<topic>), its probes and wrong solutions."""
     from labs import scaffold
 
@@ -40,10 +43,13 @@ def new_chapter(name: Annotated[str, typer.Argument(help="NN_topic, e.g. 06_tric
     _print_written(written)
 
 
-def new_lab(chapter: Annotated[str, typer.Argument(help="an existing chapter folder name")],
-            name: Annotated[str, typer.Argument(help="the lab is lab_<name>.ipynb")],
-            exercise: ExercisesOpt = None, course_dir: CourseOpt = defaults.COURSE,
-            wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS) -> None:
+def new_lab(
+    chapter: Annotated[str, typer.Argument(help="an existing chapter folder name")],
+    name: Annotated[str, typer.Argument(help="the lab is lab_<name>.ipynb")],
+    exercise: ExercisesOpt = None,
+    course_dir: CourseOpt = defaults.COURSE,
+    wrong_dir: WrongDirOpt = defaults.WRONG_SOLUTIONS,
+) -> None:
     """A lab in an existing chapter, with a probe file and wrong solutions per exercise."""
     from labs import scaffold
 
@@ -63,11 +69,19 @@ def _print_written(written: list[Path]) -> None:
     console.print("next: labs lint, labs run --smoke, labs check (docs/authoring.md)")
 
 
-def lint(paths: PathsArg = None,
-         fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False,
-         learner_rules: Annotated[bool, typer.Option("--learner-rules/--no-learner-rules", help="each lesson fits "
-                                                     "one sitting, each lab uses only torch names a lesson showed "
-                                                     "(docs/authoring.md; on by default)")] = True) -> None:
+def lint(
+    paths: PathsArg = None,
+    fix: Annotated[bool, typer.Option("--fix", help="strip outputs and normalise metadata")] = False,
+    learner_rules: Annotated[
+        bool,
+        typer.Option(
+            "--learner-rules/--no-learner-rules",
+            help="each lesson fits "
+            "one sitting, each lab uses only torch names a lesson showed "
+            "(docs/authoring.md; on by default)",
+        ),
+    ] = True,
+) -> None:
     """Check notebooks against the course conventions; print file:cell: message per problem."""
     from labs import lint as rules
     from labs.notebooks import BadInput, discover
@@ -92,17 +106,40 @@ def check(
     right_dir: RightDirOpt = defaults.RIGHT_SOLUTIONS,
     build: Annotated[Path, typer.Option(help="scratch nbgrader courses")] = defaults.CHECK_BUILD,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel")] = 2,
-    sandbox: Annotated[bool, typer.Option("--sandbox/--no-sandbox", help="--no-sandbox: grade without bubblewrap "
-                                          "(a quick try while writing probes, or where bwrap is missing)")] = True,
+    sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--sandbox/--no-sandbox",
+            help="--no-sandbox: grade without bubblewrap "
+            "(a quick try while writing probes, or where bwrap is missing)",
+        ),
+    ] = True,
     min_exercises: Annotated[int | None, typer.Option(help="graded exercises every lab must have")] = None,
     min_points: Annotated[float | None, typer.Option(help="points every lab must be worth")] = None,
     min_wrong: Annotated[int | None, typer.Option(help="wrong solutions every exercise must have")] = None,
-    mutants: Annotated[bool, typer.Option("--mutants", help="instead: mutation-test each reference solution "
-                                          "(stale results only; docs/authoring.md)")] = False,
-    record: Annotated[bool, typer.Option("--record", help="write each lab's verdicts next to its probes "
-                                         "(<lab>.selfcheck.json, what make test checks is current)")] = False,
-    salts: Annotated[int, typer.Option("--salts", help="grade every version under N fresh salts: each verdict "
-                                       "must hold under every one (N times the time)")] = 1,
+    mutants: Annotated[
+        bool,
+        typer.Option(
+            "--mutants",
+            help="instead: mutation-test each reference solution (stale results only; docs/authoring.md)",
+        ),
+    ] = False,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="write each lab's verdicts next to its probes "
+            "(<lab>.selfcheck.json, what make test checks is current)",
+        ),
+    ] = False,
+    salts: Annotated[
+        int,
+        typer.Option(
+            "--salts",
+            help="grade every version under N fresh salts: each verdict "
+            "must hold under every one (N times the time)",
+        ),
+    ] = 1,
 ) -> None:
     """Lab self-check, graded like `labs grade`: source = full, release = zero, wrong solutions lose, right ones earn."""
     folders = chapter_folders(chapters, course_dir, with_labs=True)
@@ -120,18 +157,23 @@ def check(
     else:
         err_console.print("labs check --no-sandbox: submissions run without bubblewrap", style="yellow")
     default = Standard()
-    standard = Standard(default.exercises if min_exercises is None else min_exercises,
-                        default.points if min_points is None else min_points,
-                        default.wrong_per_exercise if min_wrong is None else min_wrong)
-    results = check_chapters(folders, build.resolve(), SolutionFolders.found(wrong_dir, right_dir), jobs, standard,
-                             sandbox, salts)
+    standard = Standard(
+        default.exercises if min_exercises is None else min_exercises,
+        default.points if min_points is None else min_points,
+        default.wrong_per_exercise if min_wrong is None else min_wrong,
+    )
+    results = check_chapters(
+        folders, build.resolve(), SolutionFolders.found(wrong_dir, right_dir), jobs, standard, sandbox, salts
+    )
     for result in results:
         print_chapter_check(result)
     if record:
         _record_checks(folders, results, SolutionFolders.found(wrong_dir, right_dir))
     ok = all(r.ok for r in results)
-    console.print(f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
-                  style="green" if ok else "red")
+    console.print(
+        f"{sum(r.ok for r in results)}/{len(results)} chapters pass the self-check",
+        style="green" if ok else "red",
+    )
     raise typer.Exit(0 if ok else 1)
 
 
@@ -150,12 +192,19 @@ def _check_mutants(folders: list[Path], build: Path, jobs: int, sandbox: bool) -
 
     if sandbox:
         isolation_warning()
-    reports = check_mutants(folders, (build / "mutants").resolve(), jobs, sandbox,
-                            lambda line: console.print(line, markup=False, highlight=False))
+    reports = check_mutants(
+        folders,
+        (build / "mutants").resolve(),
+        jobs,
+        sandbox,
+        lambda line: console.print(line, markup=False, highlight=False),
+    )
     for report in reports:
         for line in report_lines(report):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
     ok = all(r.ok for r in reports)
-    console.print(f"{sum(r.ok for r in reports)}/{len(reports)} labs meet the mutation target",
-                  style="green" if ok else "red")
+    console.print(
+        f"{sum(r.ok for r in reports)}/{len(reports)} labs meet the mutation target",
+        style="green" if ok else "red",
+    )
     raise typer.Exit(0 if ok else 1)

@@ -19,18 +19,35 @@ if TYPE_CHECKING:
     from graders.nbgrader.release import WorkspaceSync
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="notebooks or folders (default: course/)")]
-ChaptersArg = Annotated[list[str] | None, typer.Argument(help="chapter names or folders (default: every chapter)")]
+ChaptersArg = Annotated[
+    list[str] | None, typer.Argument(help="chapter names or folders (default: every chapter)")
+]
 ChapterOpt = Annotated[list[str] | None, typer.Option("--chapter", help="chapters (default: all)")]
 CourseOpt = Annotated[Path, typer.Option("--course", help="nbgrader source folder holding the chapters")]
-ExercisesOpt = Annotated[list[str] | None, typer.Option("--exercise", "-e", help="an exercise name (repeat; default: double)")]
+ExercisesOpt = Annotated[
+    list[str] | None, typer.Option("--exercise", "-e", help="an exercise name (repeat; default: double)")
+]
 WrongDirOpt = Annotated[Path, typer.Option("--wrong-solutions", help="folder of <chapter>/<grade_id>__*.py")]
-RightDirOpt = Annotated[Path, typer.Option("--right-solutions", help="folder of <chapter>/<grade_id>__*.py: other "
-                                           "correct solutions, each must earn full marks")]
-WorkspaceOpt = Annotated[Path, typer.Option("--workspace", help="the student's folder; existing files are kept")]
+RightDirOpt = Annotated[
+    Path,
+    typer.Option(
+        "--right-solutions",
+        help="folder of <chapter>/<grade_id>__*.py: other correct solutions, each must earn full marks",
+    ),
+]
+WorkspaceOpt = Annotated[
+    Path, typer.Option("--workspace", help="the student's folder; existing files are kept")
+]
 ReleaseBuildOpt = Annotated[Path, typer.Option("--build", help="nbgrader course folder for the release")]
-RootOpt = Annotated[Path, typer.Option("--root", help="nbgrader course folder (gradebook, autograded, feedback)")]
-DbOpt = Annotated[str | None, typer.Option("--db", help="SQLAlchemy URL of the gradebook (default: SQLite in --root)")]
-ExchangeRootOpt = Annotated[Path, typer.Option("--exchange-root", help="nbgrader's exchange folder (labs hub's)")]
+RootOpt = Annotated[
+    Path, typer.Option("--root", help="nbgrader course folder (gradebook, autograded, feedback)")
+]
+DbOpt = Annotated[
+    str | None, typer.Option("--db", help="SQLAlchemy URL of the gradebook (default: SQLite in --root)")
+]
+ExchangeRootOpt = Annotated[
+    Path, typer.Option("--exchange-root", help="nbgrader's exchange folder (labs hub's)")
+]
 DEFAULT_PATHS = [defaults.COURSE]
 DEFAULT_EXCHANGE = defaults.EXCHANGE
 
@@ -46,7 +63,11 @@ def chapter_folders(names: list[str] | None, course: Path, with_labs: bool = Fal
     from graders import coursedir
 
     try:
-        return coursedir.chapters_with_labs(names, course) if with_labs else coursedir.resolve_chapters(names, course)
+        return (
+            coursedir.chapters_with_labs(names, course)
+            if with_labs
+            else coursedir.resolve_chapters(names, course)
+        )
     except coursedir.LayoutError as err:
         fail(str(err))
 
@@ -58,7 +79,9 @@ def checked_device(name: str) -> str:
     except ValueError:
         fail(f"unknown --device {name!r}: choose auto, cpu or cuda")
     except RuntimeError:
-        fail("--device cuda requested but CUDA is not available on this machine (torch.cuda.is_available() is False)")
+        fail(
+            "--device cuda requested but CUDA is not available on this machine (torch.cuda.is_available() is False)"
+        )
 
 
 def isolation_warning() -> None:
@@ -73,7 +96,9 @@ def isolation_warning() -> None:
 def print_release(count: int, released: Path, workspace: Path, sync: WorkspaceSync) -> None:
     """What `labs release` (and `labs lab`, which releases first) did to the student's workspace."""
     console.print(f"released {count} chapters into {released}")
-    console.print(f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them")
+    console.print(
+        f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them"
+    )
 
 
 def written(summary: str, errors: list[str]) -> None:

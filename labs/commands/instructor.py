@@ -29,11 +29,21 @@ from labs.console import console, err_console, fail, progress_bar
 from labs.options import parse_shard, parse_size
 
 
-def release(chapters: ChaptersArg = None, course_dir: CourseOpt = defaults.COURSE,
-            build: ReleaseBuildOpt = defaults.RELEASE_BUILD, workspace: WorkspaceOpt = defaults.STUDENT_WORKSPACE,
-            exchange: Annotated[bool, typer.Option("--exchange", help="also put each chapter's lab in nbgrader's "
-                                                   "exchange (students fetch it in the Assignments tab)")] = False,
-            exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
+def release(
+    chapters: ChaptersArg = None,
+    course_dir: CourseOpt = defaults.COURSE,
+    build: ReleaseBuildOpt = defaults.RELEASE_BUILD,
+    workspace: WorkspaceOpt = defaults.STUDENT_WORKSPACE,
+    exchange: Annotated[
+        bool,
+        typer.Option(
+            "--exchange",
+            help="also put each chapter's lab in nbgrader's "
+            "exchange (students fetch it in the Assignments tab)",
+        ),
+    ] = False,
+    exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
+) -> None:
     """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
     from graders import coursedir
     from graders.nbgrader import exchange as nbgrader_exchange
@@ -48,53 +58,89 @@ def release(chapters: ChaptersArg = None, course_dir: CourseOpt = defaults.COURS
     for folder in folders if exchange else []:
         labs = [p.name for p in coursedir.labs_in(folder)]
         try:
-            outbound = nbgrader_exchange.release_assignment(build.resolve(), folder.name, exchange_root.resolve(), labs)
+            outbound = nbgrader_exchange.release_assignment(
+                build.resolve(), folder.name, exchange_root.resolve(), labs
+            )
         except RuntimeError as err:
             fail(str(err))
         console.print(f"released {folder.name} ({', '.join(labs) or 'no lab'}) to the exchange: {outbound}")
 
 
-def collect(chapters: Annotated[list[str], typer.Argument(help="chapters to collect")],
-            course_dir: CourseOpt = defaults.COURSE, root: RootOpt = defaults.GRADING_ROOT,
-            exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
-            owner_check: Annotated[bool, typer.Option(help="collect only submissions owned by the unix user of the "
-                                                      "student they name (off only for labs hub --demo, where "
-                                                      "one unix user runs every server)")] = True) -> None:
+def collect(
+    chapters: Annotated[list[str], typer.Argument(help="chapters to collect")],
+    course_dir: CourseOpt = defaults.COURSE,
+    root: RootOpt = defaults.GRADING_ROOT,
+    exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
+    owner_check: Annotated[
+        bool,
+        typer.Option(
+            help="collect only submissions owned by the unix user of the "
+            "student they name (off only for labs hub --demo, where "
+            "one unix user runs every server)"
+        ),
+    ] = True,
+) -> None:
     """Collect each student's latest submission from the exchange into ROOT/submitted (for labs grade)."""
     from graders import coursedir
     from graders.nbgrader import exchange as nbgrader_exchange
 
     for folder in chapter_folders(chapters, course_dir, with_labs=True):
         try:
-            found = nbgrader_exchange.collect(root.resolve(), folder.name, exchange_root.resolve(),
-                                              [p.name for p in coursedir.labs_in(folder)], check_owner=owner_check)
+            found = nbgrader_exchange.collect(
+                root.resolve(),
+                folder.name,
+                exchange_root.resolve(),
+                [p.name for p in coursedir.labs_in(folder)],
+                check_owner=owner_check,
+            )
         except RuntimeError as err:
             fail(str(err))
         for name, why in sorted(found.refused.items()):
             console.print(f"refused {name}: {why}", style="red", markup=False)
         for student, path in found.folders.items():
             console.print(f"collected {student}/{folder.name}: {path}")
-        console.print(f"{len(found.folders)} submissions of {folder.name} in {root / 'submitted'} "
-                      f"(next: labs grade {root / 'submitted'} --chapter {folder.name})")
+        console.print(
+            f"{len(found.folders)} submissions of {folder.name} in {root / 'submitted'} "
+            f"(next: labs grade {root / 'submitted'} --chapter {folder.name})"
+        )
 
 
 def grade(
-    submissions: Annotated[Path, typer.Argument(help="folder <student>/<chapter>/<lab>.ipynb, or a zip of one")],
+    submissions: Annotated[
+        Path, typer.Argument(help="folder <student>/<chapter>/<lab>.ipynb, or a zip of one")
+    ],
     chapter: ChapterOpt = None,
     course_dir: CourseOpt = defaults.COURSE,
     root: RootOpt = defaults.GRADING_ROOT,
     db: DbOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)")] = 0,
     timeout: Annotated[float, typer.Option(help="wall-clock seconds per submission")] = 300,
-    memory: Annotated[str, typer.Option(help="memory per submission: 4G, 512M, 1.5GiB (a bare number is MiB)")] = "4G",
+    memory: Annotated[
+        str, typer.Option(help="memory per submission: 4G, 512M, 1.5GiB (a bare number is MiB)")
+    ] = "4G",
     cpu: Annotated[int, typer.Option(help="CPU seconds per submission, all its processes together")] = 600,
-    shard: Annotated[str | None, typer.Option(help="i/n: grade every n-th student, starting at the i-th")] = None,
-    report: Annotated[Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")] = None,
-    vetting: Annotated[bool, typer.Option("--vetting/--no-vetting", help="--no-vetting: run solution cells without "
-                                          "reading them first, the sandbox the only layer (to test the sandbox; "
-                                          "never for a class)")] = True,
-    salts: Annotated[Path | None, typer.Option(help="folder of the class's salts, one per chapter, made on first "
-                                               "grading (default: ROOT/salts; shards of one class share one)")] = None,
+    shard: Annotated[
+        str | None, typer.Option(help="i/n: grade every n-th student, starting at the i-th")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="folder for results.json and summary.html (default: ROOT/reports)")
+    ] = None,
+    vetting: Annotated[
+        bool,
+        typer.Option(
+            "--vetting/--no-vetting",
+            help="--no-vetting: run solution cells without "
+            "reading them first, the sandbox the only layer (to test the sandbox; "
+            "never for a class)",
+        ),
+    ] = True,
+    salts: Annotated[
+        Path | None,
+        typer.Option(
+            help="folder of the class's salts, one per chapter, made on first "
+            "grading (default: ROOT/salts; shards of one class share one)"
+        ),
+    ] = None,
 ) -> None:
     """Grade submissions in sandboxes; scores go to the nbgrader gradebook."""
     try:
@@ -114,11 +160,23 @@ def grade(
     quiet_nbgrader()
     isolation_warning()
     if not vetting:
-        err_console.print("labs grade --no-vetting: solution cells run unread; rules rest on the recorders alone",
-                          style="yellow")
-    request = GradeRequest(submissions, chapter, course_dir, root, db, jobs,
-                           Limits(wall_seconds=timeout, cpu_seconds=cpu, memory_bytes=memory_bytes), shard_spec, report,
-                           vetting, salts)
+        err_console.print(
+            "labs grade --no-vetting: solution cells run unread; rules rest on the recorders alone",
+            style="yellow",
+        )
+    request = GradeRequest(
+        submissions,
+        chapter,
+        course_dir,
+        root,
+        db,
+        jobs,
+        Limits(wall_seconds=timeout, cpu_seconds=cpu, memory_bytes=memory_bytes),
+        shard_spec,
+        report,
+        vetting,
+        salts,
+    )
     with progress_bar("grading", err_console, disable=not err_console.is_terminal) as bar:
         try:
             run = grade_submissions(request, bar.total, bar.advance)
@@ -128,11 +186,20 @@ def grade(
     raise typer.Exit(0 if run.complete else 1)
 
 
-def salt(chapter: Annotated[str, typer.Argument(help="the chapter whose salt to show or rotate, e.g. 02_tensors")],
-         root: RootOpt = defaults.GRADING_ROOT,
-         salts: Annotated[Path | None, typer.Option(help="folder of the class's salts (default: ROOT/salts)")] = None,
-         rotate: Annotated[bool, typer.Option("--rotate", help="make a new salt: every later run draws new "
-                                              "inputs (recorded in the folder's rotations.log)")] = False) -> None:
+def salt(
+    chapter: Annotated[str, typer.Argument(help="the chapter whose salt to show or rotate, e.g. 02_tensors")],
+    root: RootOpt = defaults.GRADING_ROOT,
+    salts: Annotated[
+        Path | None, typer.Option(help="folder of the class's salts (default: ROOT/salts)")
+    ] = None,
+    rotate: Annotated[
+        bool,
+        typer.Option(
+            "--rotate",
+            help="make a new salt: every later run draws new inputs (recorded in the folder's rotations.log)",
+        ),
+    ] = False,
+) -> None:
     """Show a chapter's salt fingerprint, or rotate the salt (the inputs every grading of the chapter draws)."""
     from graders.grader import salts as class_salts
 
@@ -144,19 +211,30 @@ def salt(chapter: Annotated[str, typer.Argument(help="the chapter whose salt to 
         if rotate:
             old, new = class_salts.rotate(folder, chapter)
             was = class_salts.fingerprint(old) if old is not None else "none"
-            console.print(f"{chapter}: salt rotated ({was} -> {class_salts.fingerprint(new)}); later runs draw new inputs")
+            console.print(
+                f"{chapter}: salt rotated ({was} -> {class_salts.fingerprint(new)}); later runs draw new inputs"
+            )
         else:
             console.print(f"{chapter}: salt {class_salts.fingerprint(kept)}")
     except (OSError, ValueError) as err:
         fail(f"{folder}: {err}")
 
 
-def feedback(chapter: ChapterOpt = None,
-             student: Annotated[str | None, typer.Option(help="one student (default: all graded)")] = None,
-             course_dir: CourseOpt = defaults.COURSE, root: RootOpt = defaults.GRADING_ROOT, db: DbOpt = None,
-             release_to: Annotated[bool, typer.Option("--release", help="also hand it back through the exchange "
-                                                      "(students fetch it in the Assignments tab)")] = False,
-             exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE) -> None:
+def feedback(
+    chapter: ChapterOpt = None,
+    student: Annotated[str | None, typer.Option(help="one student (default: all graded)")] = None,
+    course_dir: CourseOpt = defaults.COURSE,
+    root: RootOpt = defaults.GRADING_ROOT,
+    db: DbOpt = None,
+    release_to: Annotated[
+        bool,
+        typer.Option(
+            "--release",
+            help="also hand it back through the exchange (students fetch it in the Assignments tab)",
+        ),
+    ] = False,
+    exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
+) -> None:
     """Render nbgrader feedback (HTML) for graded submissions, shards' roots under ROOT included: scores and why."""
     from graders.nbgrader import exchange as nbgrader_exchange
     from graders.nbgrader.course_root import CourseRoot
@@ -164,12 +242,16 @@ def feedback(chapter: ChapterOpt = None,
 
     folders = chapter_folders(chapter, course_dir)
     try:
-        files, errors = feedback_for_class(root.resolve(), CourseRoot(root, db).db_url, [f.name for f in folders], student)
+        files, errors = feedback_for_class(
+            root.resolve(), CourseRoot(root, db).db_url, [f.name for f in folders], student
+        )
     except FeedbackError as err:
         fail(str(err))
     for folder in folders if release_to else []:  # some student's feedback may have failed: the others go
         try:
-            students = nbgrader_exchange.release_feedback(root.resolve(), folder.name, exchange_root.resolve())
+            students = nbgrader_exchange.release_feedback(
+                root.resolve(), folder.name, exchange_root.resolve()
+            )
         except RuntimeError as err:
             fail(str(err))
         if students:
@@ -191,7 +273,9 @@ def export(
         fail(f"--format {format}: expected csv or gradescope")
     url = CourseRoot(root, db).db_url
     if db is None and not (root / "gradebook.db").is_file():
-        fail(f"{root}: nothing graded yet (no gradebook.db there; run labs grade first, or name the gradebook with --db)")
+        fail(
+            f"{root}: nothing graded yet (no gradebook.db there; run labs grade first, or name the gradebook with --db)"
+        )
     target = out or root / ("grades.csv" if format == "csv" else "gradescope")
     errors: list[str] = []
     try:
@@ -204,5 +288,9 @@ def export(
         fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     if not count and not errors:
         fail(f"{url}: no graded notebooks in the gradebook (run labs grade first)")
-    written(f"{count} rows written to {target}" if format == "csv" else f"{count} results.json files under {target}",
-            errors)
+    written(
+        f"{count} rows written to {target}"
+        if format == "csv"
+        else f"{count} results.json files under {target}",
+        errors,
+    )

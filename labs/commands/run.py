@@ -23,15 +23,29 @@ def run(
     smoke: Annotated[bool, typer.Option("--smoke", help="inject SMOKE=True: tiny sizes")] = False,
     shard: Annotated[str | None, typer.Option(help="run only shard i/n, split by recorded duration")] = None,
     timeout: Annotated[float, typer.Option(help="seconds per notebook before its kernel is killed")] = 600,
-    report_dir: Annotated[Path, typer.Option("--report", help="folder for executed notebooks and reports")] = (
-        defaults.REPORT_DIR),
+    report_dir: Annotated[
+        Path, typer.Option("--report", help="folder for executed notebooks and reports")
+    ] = (defaults.REPORT_DIR),
     cache_dir: Annotated[Path, typer.Option("--cache", help="the kernels' caches (inductor, matplotlib)")] = (
-        defaults.KERNEL_CACHE),
-    record_timings: Annotated[bool, typer.Option("--record-timings", help="write durations to the timings file")] = False,
-    timings_file: Annotated[Path | None, typer.Option("--timings", help="recorded durations (for --shard)")] = None,
-    html: Annotated[bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")] = False,
-    answer_leaks: Annotated[bool, typer.Option("--answer-leaks", help="fail a lesson that shows an exercise's answer "
-                                               "between its heading and the exercise (docs/authoring.md)")] = False,
+        defaults.KERNEL_CACHE
+    ),
+    record_timings: Annotated[
+        bool, typer.Option("--record-timings", help="write durations to the timings file")
+    ] = False,
+    timings_file: Annotated[
+        Path | None, typer.Option("--timings", help="recorded durations (for --shard)")
+    ] = None,
+    html: Annotated[
+        bool, typer.Option("--html/--no-html", help="render the executed notebooks as a static site")
+    ] = False,
+    answer_leaks: Annotated[
+        bool,
+        typer.Option(
+            "--answer-leaks",
+            help="fail a lesson that shows an exercise's answer "
+            "between its heading and the exercise (docs/authoring.md)",
+        ),
+    ] = False,
 ) -> None:
     """Execute notebooks with papermill, N at a time, and write report.json and junit.xml."""
     from labs.notebooks import BadInput, discover
@@ -39,7 +53,9 @@ def run(
     from labs.run.pipeline import RunRequest, run_notebooks
 
     try:
-        discover(paths or DEFAULT_PATHS)  # a path that is not there is said before the device check loads torch
+        discover(
+            paths or DEFAULT_PATHS
+        )  # a path that is not there is said before the device check loads torch
     except BadInput as err:
         fail(str(err))
     if jobs < 1:
@@ -50,14 +66,26 @@ def run(
         shard_spec = parse_shard(shard) if shard else None
     except ValueError as err:
         fail(f"--shard: {err}")
-    request = RunRequest(paths or DEFAULT_PATHS, checked_device(device), smoke, jobs, shard_spec, timeout, report_dir,
-                         timings_file or timings.TIMINGS_FILE, cache_dir, answer_leaks)
+    request = RunRequest(
+        paths or DEFAULT_PATHS,
+        checked_device(device),
+        smoke,
+        jobs,
+        shard_spec,
+        timeout,
+        report_dir,
+        timings_file or timings.TIMINGS_FILE,
+        cache_dir,
+        answer_leaks,
+    )
     with progress_bar("notebooks", console, transient=True) as bar:
 
         def started(count: int) -> None:
             bar.total(count)
-            console.print(f"labs run: {count} notebooks, jobs={jobs}, device={request.device}, smoke={smoke}"
-                          + (f", shard {shard}" if shard else ""))
+            console.print(
+                f"labs run: {count} notebooks, jobs={jobs}, device={request.device}, smoke={smoke}"
+                + (f", shard {shard}" if shard else "")
+            )
 
         def finished(result: NotebookResult) -> None:
             bar.advance()
@@ -77,9 +105,15 @@ def run(
 
 
 def run_merge(
-    shards: Annotated[list[Path], typer.Argument(help="the report folders of `labs run --shard i/n`, one per shard")],
-    report_dir: Annotated[Path, typer.Option("--report", help="folder for the merged reports")] = defaults.REPORT_DIR,
-    html: Annotated[bool, typer.Option("--html/--no-html", help="render the merged notebooks as a static site")] = False,
+    shards: Annotated[
+        list[Path], typer.Argument(help="the report folders of `labs run --shard i/n`, one per shard")
+    ],
+    report_dir: Annotated[
+        Path, typer.Option("--report", help="folder for the merged reports")
+    ] = defaults.REPORT_DIR,
+    html: Annotated[
+        bool, typer.Option("--html/--no-html", help="render the merged notebooks as a static site")
+    ] = False,
 ) -> None:
     """Merge sharded `labs run` reports into one report.json, junit.xml (and site): exit 1 if a notebook failed."""
     from labs.run import report

@@ -41,8 +41,9 @@ def lab(
     print_release(len(folders), released, workspace, sync)
     token = token or secrets.token_hex(16)
     url = f"http://127.0.0.1:{port}/lab?token={token}"
-    raise typer.Exit(run_lab(workspace, port, token, open_browser, build,
-                             lambda: console.print(f"JupyterLab: {url}")))
+    raise typer.Exit(
+        run_lab(workspace, port, token, open_browser, build, lambda: console.print(f"JupyterLab: {url}"))
+    )
 
 
 def check_lab(

@@ -77,8 +77,13 @@ class ClassLoginHandler(NativeLoginHandler):
         username = data.get("username", "")
         error = "Invalid username or password."
         info = self.authenticator.get_user(username)
-        if info is not None and not info.is_authorized and await asyncio.get_running_loop().run_in_executor(
-                None, bcrypt.checkpw, data.get("password", "").encode(), info.password):
+        if (
+            info is not None
+            and not info.is_authorized
+            and await asyncio.get_running_loop().run_in_executor(
+                None, bcrypt.checkpw, data.get("password", "").encode(), info.password
+            )
+        ):
             error = f"User {username} has not been authorized by an administrator yet."
         self.finish(await self._render(login_error=error, username=username))
 
@@ -86,12 +91,19 @@ class ClassLoginHandler(NativeLoginHandler):
         """The sign-in page (NativeAuthenticator's template and values); ``sync`` as JupyterHub 6 asks, when it
         renders a failed sign-in through its error page."""
         return self.render_template(
-            "native-login.html", sync=bool(kwargs.get("sync")),
-            next=url_escape(self.get_argument("next", default="")), username=username, login_error=login_error,
-            custom_html=self.authenticator.custom_html, login_url=self.settings["login_url"],
-            enable_signup=self.authenticator.enable_signup, two_factor_auth=self.authenticator.allow_2fa,
-            authenticator_login_url=url_concat(self.authenticator.login_url(self.hub.base_url),
-                                               {"next": self.get_argument("next", "")}))
+            "native-login.html",
+            sync=bool(kwargs.get("sync")),
+            next=url_escape(self.get_argument("next", default="")),
+            username=username,
+            login_error=login_error,
+            custom_html=self.authenticator.custom_html,
+            login_url=self.settings["login_url"],
+            enable_signup=self.authenticator.enable_signup,
+            two_factor_auth=self.authenticator.allow_2fa,
+            authenticator_login_url=url_concat(
+                self.authenticator.login_url(self.hub.base_url), {"next": self.get_argument("next", "")}
+            ),
+        )
 
 
 class ClassChangePasswordHandler(NativeChangePasswordHandler):
@@ -106,22 +118,29 @@ class ClassChangePasswordHandler(NativeChangePasswordHandler):
         """NativeAuthenticator's change of one's own password, its two bcrypt steps (the old password checked, the
         new one hashed) in a thread, so that posting the form again and again does not stall the hub."""
         user = await self.get_current_user()
-        old, new, confirmation = (self.get_body_argument(name, strip=False)
-                                  for name in ("old_password", "new_password", "new_password_confirmation"))
+        old, new, confirmation = (
+            self.get_body_argument(name, strip=False)
+            for name in ("old_password", "new_password", "new_password_confirmation")
+        )
         info = self.authenticator.get_user(user.name)
         loop = asyncio.get_running_loop()
         alert, message = "alert-danger", "Your current password was incorrect. Please try again."
         if info is not None and await loop.run_in_executor(None, bcrypt.checkpw, old.encode(), info.password):
             message = "Your new password didn't match the confirmation. Please try again."
             if new == confirmation:
-                message = (f"Something went wrong!\nBe sure your new password has at least "
-                           f"{self.authenticator.minimum_password_length} characters and is not too common.")
+                message = (
+                    f"Something went wrong!\nBe sure your new password has at least "
+                    f"{self.authenticator.minimum_password_length} characters and is not too common."
+                )
                 if self.authenticator.acceptable(user.name, new):
                     hashed = await loop.run_in_executor(None, bcrypt.hashpw, new.encode(), bcrypt.gensalt())
                     self.authenticator.store_password(user.name, hashed)
                     alert, message = "alert-success", "Your password has been changed successfully!"
-        self.finish(await self.render_template("change-password.html", user_name=user.name,
-                                               result_message=message, alert=alert))
+        self.finish(
+            await self.render_template(
+                "change-password.html", user_name=user.name, result_message=message, alert=alert
+            )
+        )
 
 
 BRIDGED = {NativeLoginHandler: ClassLoginHandler, NativeChangePasswordHandler: ClassChangePasswordHandler}
@@ -131,12 +150,15 @@ class ClassAuthenticator(NativeAuthenticator):
     """NativeAuthenticator whose accounts come from the class list's one-time passwords."""
 
     accounts_file = Unicode("", help="CSV name,password,email: the accounts to create when missing").tag(
-        config=True)
+        config=True
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.one_time: dict[str, str] = {}  # name -> the one-time password of accounts_file
-        self.still_one_time: dict[str, bool] = {}  # name -> their password is still the one-time one, as last seen
+        self.still_one_time: dict[
+            str, bool
+        ] = {}  # name -> their password is still the one-time one, as last seen
         self.create_class_accounts()
 
     async def authenticate(self, handler, data):
@@ -148,14 +170,18 @@ class ClassAuthenticator(NativeAuthenticator):
         user = self.get_user(name)
         if not user or (self.allowed_failed_logins and self.is_blocked(name)):
             return None
-        matches = await asyncio.get_running_loop().run_in_executor(None, bcrypt.checkpw, password.encode(),
-                                                                   user.password)
-        if not (matches and user.is_authorized and (not user.has_2fa or user.is_valid_token(data.get("2fa")))):
+        matches = await asyncio.get_running_loop().run_in_executor(
+            None, bcrypt.checkpw, password.encode(), user.password
+        )
+        if not (
+            matches and user.is_authorized and (not user.has_2fa or user.is_valid_token(data.get("2fa")))
+        ):
             self.add_login_attempt(name)
             return None
         self.successful_login(name)
         self.still_one_time[name] = name in self.one_time and hmac.compare_digest(
-            password.encode(), self.one_time[name].encode())
+            password.encode(), self.one_time[name].encode()
+        )
         return name
 
     def change_password(self, username, new_password):
@@ -168,8 +194,11 @@ class ClassAuthenticator(NativeAuthenticator):
 
     def acceptable(self, username: str, new_password: str) -> bool:
         """A new password for ``username``: strong enough, and never their one-time password."""
-        return (self.get_user(username) is not None and self.is_password_strong(new_password)
-                and new_password != self.one_time.get(username))
+        return (
+            self.get_user(username) is not None
+            and self.is_password_strong(new_password)
+            and new_password != self.one_time.get(username)
+        )
 
     def store_password(self, username: str, hashed: bytes) -> None:
         """Store the bcrypt hash of ``username``'s new password; the one-time password is dead from now on."""
@@ -184,14 +213,18 @@ class ClassAuthenticator(NativeAuthenticator):
             return False
         if name not in self.still_one_time:
             info = UserInfo.find(self.db, name)
-            self.still_one_time[name] = info is not None and bcrypt.checkpw(self.one_time[name].encode(), info.password)
+            self.still_one_time[name] = info is not None and bcrypt.checkpw(
+                self.one_time[name].encode(), info.password
+            )
         return self.still_one_time[name]
 
     def pre_spawn_start(self, user, spawner) -> None:
         """No server for someone whose password is still the one-time one."""
         if self.must_change(user.name):
-            why = (f"{user.name}: choose your own password first, at /hub/change-password "
-                   "(the one-time password only lets you do that)")
+            why = (
+                f"{user.name}: choose your own password first, at /hub/change-password "
+                "(the one-time password only lets you do that)"
+            )
             refused = web.HTTPError(403, why)
             refused.jupyterhub_message = why  # type: ignore[attr-defined]  # shown instead of "Failed to start"
             raise refused
@@ -213,7 +246,9 @@ class ClassAuthenticator(NativeAuthenticator):
             if UserInfo.find(self.db, name) is not None:
                 continue
             hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt())
-            self.db.add(UserInfo(username=name, password=hashed, is_authorized=True, email=(rest or [""])[0] or None))
+            self.db.add(
+                UserInfo(username=name, password=hashed, is_authorized=True, email=(rest or [""])[0] or None)
+            )
             created.append(name)
         if created:
             self.db.commit()

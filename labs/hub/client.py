@@ -46,7 +46,9 @@ class HubSession:
     password: str
     client: httpx.AsyncClient = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
-    must_choose_password: bool = False  # the last sign-in used a one-time password: the hub asked for a new one
+    must_choose_password: bool = (
+        False  # the last sign-in used a one-time password: the hub asked for a new one
+    )
 
     def __post_init__(self) -> None:
         self.client = httpx.AsyncClient(base_url=self.base, follow_redirects=True, timeout=120, verify=False)
@@ -61,7 +63,11 @@ class HubSession:
     def _cookie(self, name: str, path: str) -> str | None:
         best = None
         for cookie in self.client.cookies.jar:
-            if cookie.name == name and path.startswith(cookie.path) and (best is None or len(cookie.path) > len(best.path)):
+            if (
+                cookie.name == name
+                and path.startswith(cookie.path)
+                and (best is None or len(cookie.path) > len(best.path))
+            ):
                 best = cookie
         return best.value if best else None
 
@@ -76,19 +82,34 @@ class HubSession:
     async def sign_in(self) -> bool:
         """The hub's login form with the person's password; True if the hub let them in."""
         await self.client.get("/hub/login")
-        response = await self.client.post("/hub/login", data={"username": self.name, "password": self.password,
-                                                              "_xsrf": self._cookie("_xsrf", "/hub/") or ""},
-                                          headers=self._xsrf("/hub/"))
+        response = await self.client.post(
+            "/hub/login",
+            data={
+                "username": self.name,
+                "password": self.password,
+                "_xsrf": self._cookie("_xsrf", "/hub/") or "",
+            },
+            headers=self._xsrf("/hub/"),
+        )
         self.must_choose_password = response.url.path.endswith("/hub/change-password")
-        return self._cookie("jupyterhub-hub-login", "/hub/") is not None and "/hub/login" not in str(response.url)
+        return self._cookie("jupyterhub-hub-login", "/hub/") is not None and "/hub/login" not in str(
+            response.url
+        )
 
     async def choose_password(self, new: str | None = None) -> str:
         """The change-password form, as a person signed in with their one-time password fills it: ``new`` (a
         random one when None) replaces it; returns the new password, raises if the hub refused it."""
         new = new or secrets.token_urlsafe(12)
-        response = await self.client.post("/hub/change-password", data={
-            "old_password": self.password, "new_password": new, "new_password_confirmation": new,
-            "_xsrf": self._cookie("_xsrf", "/hub/") or ""}, headers=self._xsrf("/hub/"))
+        response = await self.client.post(
+            "/hub/change-password",
+            data={
+                "old_password": self.password,
+                "new_password": new,
+                "new_password_confirmation": new,
+                "_xsrf": self._cookie("_xsrf", "/hub/") or "",
+            },
+            headers=self._xsrf("/hub/"),
+        )
         if "changed successfully" not in response.text:
             raise RuntimeError(f"{self.name}: the hub refused the new password ({response.status_code})")
         self.password, self.must_choose_password = new, False
@@ -99,13 +120,16 @@ class HubSession:
         its own API through the proxy, the OAuth hand-shake with the hub done on the way."""
         await self.client.get("/hub/spawn")
         deadline, last = time.monotonic() + timeout, "nothing"
-        while time.monotonic() < deadline:  # the hub's spawn-pending page until the server answers JupyterLab's
+        while (
+            time.monotonic() < deadline
+        ):  # the hub's spawn-pending page until the server answers JupyterLab's
             response = await self.client.get(f"{self.server}/lab")  # the page sets the server's _xsrf cookie
             if response.status_code == 200 and response.url.path == f"{self.server}/lab":
                 return
             if response.status_code >= 400 and "/spawn-pending/" in response.url.path:
-                raise RuntimeError(f"{self.name}'s server failed to start ({response.status_code}; the hub's log "
-                                   "says why)")
+                raise RuntimeError(
+                    f"{self.name}'s server failed to start ({response.status_code}; the hub's log says why)"
+                )
             last = f"{response.status_code} at {response.url.path}"
             await asyncio.sleep(0.5)
         raise TimeoutError(f"{self.name}'s server did not answer within {timeout:.0f} s (last: {last})")
@@ -117,8 +141,13 @@ class HubSession:
 
     async def websocket(self, path: str) -> WebSocketClientConnection:
         url = self.base.replace("http", "ws", 1) + path
-        request = HTTPRequest(url, headers={"Cookie": self.cookie_header(path)}, validate_cert=False,
-                              connect_timeout=300, request_timeout=300)  # tornado's 20 s: too short for a busy class
+        request = HTTPRequest(
+            url,
+            headers={"Cookie": self.cookie_header(path)},
+            validate_cert=False,
+            connect_timeout=300,
+            request_timeout=300,
+        )  # tornado's 20 s: too short for a busy class
         return await websocket_connect(request, max_message_size=64 << 20)
 
     async def start_kernel(self) -> Kernel:
@@ -126,7 +155,9 @@ class HubSession:
         response = await self.api("POST", f"{self.server}/api/kernels", json={"name": "python3"})
         response.raise_for_status()
         kernel_id = response.json()["id"]
-        kernel = Kernel(self, kernel_id, await self.websocket(f"{self.server}/api/kernels/{kernel_id}/channels"))
+        kernel = Kernel(
+            self, kernel_id, await self.websocket(f"{self.server}/api/kernels/{kernel_id}/channels")
+        )
         await kernel.ready()
         return kernel
 
@@ -141,8 +172,11 @@ class HubSession:
 
     async def assignment(self, action: str, assignment_id: str, course_id: str = "pytorch-labs") -> dict:
         """nbgrader's Assignments tab: ``fetch``, ``submit`` or ``fetch_feedback``; its JSON answer."""
-        response = await self.api("POST", f"{self.server}/assignments/{action}",
-                                  data={"assignment_id": assignment_id, "course_id": course_id})
+        response = await self.api(
+            "POST",
+            f"{self.server}/assignments/{action}",
+            data={"assignment_id": assignment_id, "course_id": course_id},
+        )
         response.raise_for_status()
         return response.json()
 
@@ -158,10 +192,21 @@ class Kernel:
         self.session_id = uuid.uuid4().hex
 
     def _message(self, msg_type: str, content: dict, channel: str = "shell") -> dict:
-        return {"header": {"msg_id": uuid.uuid4().hex, "msg_type": msg_type, "username": self.session.name,
-                           "session": self.session_id, "version": "5.3",
-                           "date": datetime.now(timezone.utc).isoformat()},
-                "parent_header": {}, "metadata": {}, "content": content, "channel": channel, "buffers": []}
+        return {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "msg_type": msg_type,
+                "username": self.session.name,
+                "session": self.session_id,
+                "version": "5.3",
+                "date": datetime.now(timezone.utc).isoformat(),
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": content,
+            "channel": channel,
+            "buffers": [],
+        }
 
     async def ready(self, timeout: float = 120) -> None:
         """Wait for the kernel's answer to kernel_info (it has started)."""
@@ -172,8 +217,10 @@ class Kernel:
             try:
                 while True:
                     reply = await self._read(max(0.1, min(2.0, deadline - time.monotonic())))
-                    if reply["msg_type"] == "kernel_info_reply" and reply["parent_header"].get("msg_id") == \
-                            request["header"]["msg_id"]:
+                    if (
+                        reply["msg_type"] == "kernel_info_reply"
+                        and reply["parent_header"].get("msg_id") == request["header"]["msg_id"]
+                    ):
                         return
             except asyncio.TimeoutError:
                 continue
@@ -189,9 +236,17 @@ class Kernel:
 
     async def execute(self, code: str, timeout: float = 300) -> CellResult:
         """Run ``code``; its printed output, its error, or ``died`` when the kernel died or restarted under it."""
-        request = self._message("execute_request", {"code": code, "silent": False, "store_history": True,
-                                                    "user_expressions": {}, "allow_stdin": False,
-                                                    "stop_on_error": True})
+        request = self._message(
+            "execute_request",
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
+        )
         msg_id = request["header"]["msg_id"]
         start = time.monotonic()
         await self.socket.write_message(json.dumps(request))
@@ -205,7 +260,9 @@ class Kernel:
                 return CellResult("died", "".join(output), "websocket closed", time.monotonic() - start)
             kind, content = message["msg_type"], message.get("content", {})
             if kind == "status" and content.get("execution_state") in ("restarting", "dead"):
-                return CellResult("died", "".join(output), content["execution_state"], time.monotonic() - start)
+                return CellResult(
+                    "died", "".join(output), content["execution_state"], time.monotonic() - start
+                )
             if message.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             if kind == "stream":
@@ -244,7 +301,7 @@ class Terminal:
             kind, *rest = json.loads(raw)
             if kind == "stdout":
                 seen += rest[0]
-        text = seen[:found.start()]
+        text = seen[: found.start()]
         text = text.split(f"{END}$?{END}", 1)[-1]  # after the echoed command line
         return int(found.group(1)), ESCAPES.sub("", text).replace("\r", "").strip()
 

@@ -29,15 +29,31 @@ OWNED_COLLECT = "graders.nbgrader.exchange.OwnedCollect"
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
 INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
 # A student's pages may be framed by nothing (a page another student serves under the hub's origin included).
-STUDENT_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY"}}
+STUDENT_TORNADO = {
+    "headers": {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY"}
+}
 # Kernels talk to their server over unix sockets in the user's runtime folder (in their 0700 home), not TCP ports
 # any local user could connect to.
 KERNEL_TRANSPORT = "--KernelManager.transport=ipc"
 # What a server inherits from the hub's environment: LocalProcessSpawner's own list (JupyterHub 6), and torch's
 # threads.
-LOCKOUT_FAILURES, LOCKOUT_SECONDS = 5, 300  # wrong passwords in a row; how long the name is refused after them
-KEEP_ENV = ["CONDA_DEFAULT_ENV", "CONDA_ROOT", "JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL", "LD_LIBRARY_PATH",
-            "PATH", "PYTHONPATH", "VIRTUAL_ENV", "OMP_NUM_THREADS", "MKL_NUM_THREADS"]
+LOCKOUT_FAILURES, LOCKOUT_SECONDS = (
+    5,
+    300,
+)  # wrong passwords in a row; how long the name is refused after them
+KEEP_ENV = [
+    "CONDA_DEFAULT_ENV",
+    "CONDA_ROOT",
+    "JUPYTERHUB_SINGLEUSER_APP",
+    "LANG",
+    "LC_ALL",
+    "LD_LIBRARY_PATH",
+    "PATH",
+    "PYTHONPATH",
+    "VIRTUAL_ENV",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+]
 
 
 def nbgrader_config_text(plan: HubPlan, user: str) -> str:
@@ -45,13 +61,19 @@ def nbgrader_config_text(plan: HubPlan, user: str) -> str:
     student's id (one unix user for all)."""
     if plan.role(user) == "instructor":
         text = CourseRoot(plan.grading).config_text(exchange=plan.exchange, header="written by labs hub")
-        return text + ("# formgrader's Collect as `labs collect`: no link followed, each submission its student's own\n"
-                       f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}\n")
-    lines = ["c = get_config()  # noqa  (written by labs hub)",
-             f"c.CourseDirectory.course_id = {COURSE_ID!r}",
-             f"c.Exchange.root = {str(plan.exchange)!r}"]
+        return text + (
+            "# formgrader's Collect as `labs collect`: no link followed, each submission its student's own\n"
+            f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}\n"
+        )
+    lines = [
+        "c = get_config()  # noqa  (written by labs hub)",
+        f"c.CourseDirectory.course_id = {COURSE_ID!r}",
+        f"c.Exchange.root = {str(plan.exchange)!r}",
+    ]
     if plan.demo:
-        lines.append(f"c.CourseDirectory.student_id = {user!r}  # --demo: one unix user for all, name the student")
+        lines.append(
+            f"c.CourseDirectory.student_id = {user!r}  # --demo: one unix user for all, name the student"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -66,12 +88,16 @@ def server_args(plan: HubPlan, user: str) -> list[str]:
     instructor's pages may be framed by their own JupyterLab, and their root holds the course (formgrader)."""
     args = [] if plan.demo else [KERNEL_TRANSPORT]  # --demo: no private runtime folder for the sockets
     if plan.role(user) == "student":
-        args += [f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}",
-                 f"--ServerApp.tornado_settings={STUDENT_TORNADO!r}"]
+        args += [
+            f"--ServerApp.jpserver_extensions={STUDENT_SERVER_EXTENSIONS!r}",
+            f"--ServerApp.tornado_settings={STUDENT_TORNADO!r}",
+        ]
     else:  # formgrader is a page in an iframe (jupyterhub-singleuser forbids framing unless told otherwise),
         # and works only on a course folder inside the server's root
-        args += [f"--ServerApp.tornado_settings={INSTRUCTOR_TORNADO!r}",
-                 f"--ServerApp.root_dir={os.path.commonpath([plan.home(user), plan.grading])}"]
+        args += [
+            f"--ServerApp.tornado_settings={INSTRUCTOR_TORNADO!r}",
+            f"--ServerApp.root_dir={os.path.commonpath([plan.home(user), plan.grading])}",
+        ]
     if plan.demo and os.getuid() == 0:  # --demo: SimpleLocalProcessSpawner runs servers as the hub's user
         args.append("--ServerApp.allow_root=True")
     return args
@@ -90,12 +116,14 @@ def write_user_files(plan: HubPlan) -> None:
         folder = plan.user_config(user)
         (folder / "labconfig").mkdir(parents=True, exist_ok=True)
         (folder / "nbgrader_config.py").write_text(nbgrader_config_text(plan, user), encoding="utf-8")
-        (folder / "labconfig" / "page_config.json").write_text(json.dumps(page_config(plan, user), indent=2),
-                                                               encoding="utf-8")
+        (folder / "labconfig" / "page_config.json").write_text(
+            json.dumps(page_config(plan, user), indent=2), encoding="utf-8"
+        )
         spec = folder / "kernels" / "python3"  # found first on JUPYTER_PATH: replaces ipykernel's own
         spec.mkdir(parents=True, exist_ok=True)
-        (spec / "kernel.json").write_text(json.dumps(kernel_spec(str(plan.python_bin / "python")), indent=1),
-                                          encoding="utf-8")
+        (spec / "kernel.json").write_text(
+            json.dumps(kernel_spec(str(plan.python_bin / "python")), indent=1), encoding="utf-8"
+        )
 
 
 COMMON = '''\
@@ -131,26 +159,26 @@ c.JupyterHub.tornado_settings = {{"headers": {{"Content-Security-Policy": "frame
                                              "X-Frame-Options": "DENY"}}}}
 '''
 
-SUBDOMAINS = '''
+SUBDOMAINS = """
 # Each person's server on an origin of its own, {example} (the hub's at {host}): a page served
 # from one server cannot script the hub, nor another's server, with its visitor's cookies (the browser's same-origin
 # policy). Every <name>.{hostname} must reach this machine (*.localhost does in browsers; elsewhere a wildcard DNS
 # record, and for HTTPS a wildcard certificate).
 c.JupyterHub.subdomain_host = {host!r}
-'''
+"""
 
-SHARED_ORIGIN = '''
+SHARED_ORIGIN = """
 # Every server under the hub's own origin (/user/<name>/): no --subdomain-host (docs/hub.md, not guaranteed).
-'''
+"""
 
-DEMO = '''
+DEMO = """
 # --demo: any password (JupyterHub's test authenticator), every server as this unix user with HOME per user.
 c.JupyterHub.authenticator_class = "dummy"
 c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = {home_template!r}
-'''
+"""
 
-CLASS = '''
+CLASS = """
 # A class: NativeAuthenticator (accounts from the class list, each with a one-time password; new sign-ups wait for
 # the instructor's approval at /hub/authorize), each server as its person's unix user (created by labs hub),
 # each student's processes together in a cgroup with these limits.
@@ -177,9 +205,9 @@ c.ClassSpawner.keep_paths = {keep!r}
 c.Spawner.disable_user_config = True
 # The instructor (admin) never opens a student's server (it would be their browser on the student's pages).
 c.JupyterHub.admin_access = False
-'''
+"""
 
-CULLER = '''
+CULLER = """
 # Idle culling: a server without activity for {timeout} s is stopped (its kernels with it); the servers report
 # activity every {activity} s, the hub reads the proxy's every {activity} s.
 c.JupyterHub.last_activity_interval = {activity}
@@ -193,13 +221,13 @@ c.JupyterHub.load_roles = [{{
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["idle-culler"],
 }}]
-'''
+"""
 
-HTTPS = '''
+HTTPS = """
 # HTTPS: the proxy serves this certificate and key.
 c.JupyterHub.ssl_cert = {cert!r}
 c.JupyterHub.ssl_key = {key!r}
-'''
+"""
 
 PER_USER = '''
 # Per user: Jupyter config folder (nbgrader_config.py, labconfig) and server arguments.
@@ -221,8 +249,15 @@ c.Spawner.pre_spawn_hook = pre_spawn_hook
 def kept_under_private_tmp(plan: HubPlan) -> list[str]:
     """The class's folders (and Python's) that lie under /tmp, /var/tmp or /dev/shm: each server's private
     ones would hide them, so they are bound back in."""
-    wanted = [plan.root, plan.course, plan.grading, plan.release_build, plan.python_bin.parent,
-              Path(os.path.realpath(sys.base_prefix)), CHECKOUT]
+    wanted = [
+        plan.root,
+        plan.course,
+        plan.grading,
+        plan.release_build,
+        plan.python_bin.parent,
+        Path(os.path.realpath(sys.base_prefix)),
+        CHECKOUT,
+    ]
     found = sorted({str(p) for p in wanted if under_private(str(p))})
     return [p for p in found if not any(p.startswith(q + "/") for q in found)]  # the outermost of each
 
@@ -234,35 +269,63 @@ def activity_interval(cull_idle: int) -> int:
 
 def hub_config_text(plan: HubPlan) -> str:
     """The text of jupyterhub_config.py for ``plan``."""
-    per_user = {u: {"role": plan.role(u), "config": str(plan.user_config(u)), "args": server_args(plan, u)}
-                for u in plan.users}
-    summary = ("--demo: test authenticator (any password), every server as this unix user; on 127.0.0.1 only."
-               if plan.demo else
-               "A class: one unix user per person, NativeAuthenticator, per-student limits, idle culling.")
+    per_user = {
+        u: {"role": plan.role(u), "config": str(plan.user_config(u)), "args": server_args(plan, u)}
+        for u in plan.users
+    }
+    summary = (
+        "--demo: test authenticator (any password), every server as this unix user; on 127.0.0.1 only."
+        if plan.demo
+        else "A class: one unix user per person, NativeAuthenticator, per-student limits, idle culling."
+    )
     text = COMMON.format(
-        summary=summary, ip=plan.ip, port=plan.port, hub_port=plan.hub_port, proxy_api_port=plan.proxy_api_port,
-        proxy=str(plan.proxy), proxy_pid=str(plan.state / "proxy.pid"),
-        db_url=f"sqlite:///{plan.state / 'jupyterhub.sqlite'}", cookie_secret=str(plan.state / "cookie_secret"),
-        hub_pid=str(plan.state / "jupyterhub.pid"), users=sorted(plan.users), instructor=plan.instructor,
-        singleuser=str(plan.python_bin / "jupyterhub-singleuser"), env_keep=KEEP_ENV)
+        summary=summary,
+        ip=plan.ip,
+        port=plan.port,
+        hub_port=plan.hub_port,
+        proxy_api_port=plan.proxy_api_port,
+        proxy=str(plan.proxy),
+        proxy_pid=str(plan.state / "proxy.pid"),
+        db_url=f"sqlite:///{plan.state / 'jupyterhub.sqlite'}",
+        cookie_secret=str(plan.state / "cookie_secret"),
+        hub_pid=str(plan.state / "jupyterhub.pid"),
+        users=sorted(plan.users),
+        instructor=plan.instructor,
+        singleuser=str(plan.python_bin / "jupyterhub-singleuser"),
+        env_keep=KEEP_ENV,
+    )
     if plan.subdomain_host:
         scheme, host = plan.subdomain_host.split("://", 1)
-        text += SUBDOMAINS.format(host=plan.subdomain_host, example=f"{scheme}://<name>.{host}/user/<name>/",
-                                  hostname=host.split(":")[0])
+        text += SUBDOMAINS.format(
+            host=plan.subdomain_host,
+            example=f"{scheme}://<name>.{host}/user/<name>/",
+            hostname=host.split(":")[0],
+        )
     else:
         text += SHARED_ORIGIN
     if plan.demo:
         text += DEMO.format(home_template=str(plan.root / "home") + "/{username}")
     else:
-        text += CLASS.format(accounts=str(plan.passwords), class_name=plan.group_name,
-                             memory=plan.limits.memory_bytes, cpus=plan.limits.cpus,
-                             processes=plan.limits.processes, instructor=plan.instructor,
-                             failures=LOCKOUT_FAILURES, lockout=LOCKOUT_SECONDS, tmp_bytes=plan.tmp_bytes,
-                             file_bytes=plan.file_bytes, keep=kept_under_private_tmp(plan))
+        text += CLASS.format(
+            accounts=str(plan.passwords),
+            class_name=plan.group_name,
+            memory=plan.limits.memory_bytes,
+            cpus=plan.limits.cpus,
+            processes=plan.limits.processes,
+            instructor=plan.instructor,
+            failures=LOCKOUT_FAILURES,
+            lockout=LOCKOUT_SECONDS,
+            tmp_bytes=plan.tmp_bytes,
+            file_bytes=plan.file_bytes,
+            keep=kept_under_private_tmp(plan),
+        )
     if plan.cull_idle > 0:
-        text += CULLER.format(timeout=plan.cull_idle, activity=activity_interval(plan.cull_idle),
-                              every=max(5, min(300, plan.cull_idle // 4)),
-                              python=str(plan.python_bin / "python"))
+        text += CULLER.format(
+            timeout=plan.cull_idle,
+            activity=activity_interval(plan.cull_idle),
+            every=max(5, min(300, plan.cull_idle // 4)),
+            python=str(plan.python_bin / "python"),
+        )
     if plan.https:
         text += HTTPS.format(cert=str(plan.https[0]), key=str(plan.https[1]))
     return text + PER_USER.format(per_user=json.dumps(per_user, indent=4, sort_keys=True))

@@ -55,7 +55,10 @@ def planned(plan: HubPlan) -> list[Disk]:
     """Every student's home and the exchange (nothing when ``plan.disk_bytes`` is 0)."""
     if not plan.disk_bytes:
         return []
-    homes = [Disk(plan.disks / f"home-{name}.img", plan.home(name), plan.disk_bytes, name) for name in plan.students]
+    homes = [
+        Disk(plan.disks / f"home-{name}.img", plan.home(name), plan.disk_bytes, name)
+        for name in plan.students
+    ]
     return [*homes, Disk(plan.disks / "exchange.img", plan.exchange, plan.exchange_bytes, None)]
 
 
@@ -75,10 +78,12 @@ def check_room(plan: HubPlan) -> None:
     info = os.statvfs(folder)
     free = info.f_bavail * info.f_frsize
     if needed > free * 0.9:
-        raise DiskError(f"the students' homes and the exchange need {needed / (1 << 30):.1f} GiB of disk "
-                        f"({plan.disk_bytes / (1 << 30):.2f} GiB each, the exchange "
-                        f"{plan.exchange_bytes / (1 << 30):.2f} GiB) and {folder} has {free / (1 << 30):.1f} GiB "
-                        "free: a smaller --disk, or --disk 0 (homes on the host's filesystem, without a limit)")
+        raise DiskError(
+            f"the students' homes and the exchange need {needed / (1 << 30):.1f} GiB of disk "
+            f"({plan.disk_bytes / (1 << 30):.2f} GiB each, the exchange "
+            f"{plan.exchange_bytes / (1 << 30):.2f} GiB) and {folder} has {free / (1 << 30):.1f} GiB "
+            "free: a smaller --disk, or --disk 0 (homes on the host's filesystem, without a limit)"
+        )
 
 
 def mounted() -> dict[str, str]:
@@ -116,8 +121,11 @@ def make_image(disk: Disk) -> None:
     disk.image.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     disk.image.parent.chmod(0o700)
     allocate(disk.image, disk.size, create=True)
-    result = subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard", "-L", disk.image.stem[:16],
-                             str(disk.image)], capture_output=True, text=True)
+    result = subprocess.run(
+        ["mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard", "-L", disk.image.stem[:16], str(disk.image)],
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         disk.image.unlink()
         raise DiskError(f"mkfs.ext4 {disk.image}: {result.stderr.strip()}")
@@ -131,18 +139,23 @@ def mount(disk: Disk) -> None:
     disk.mount.mkdir(parents=True, exist_ok=True)
     fresh = not disk.image.exists()
     if fresh and any(disk.mount.iterdir()):
-        raise DiskError(f"{disk.mount} holds files and has no image of its own yet ({disk.image}): move them "
-                        "out (they would be hidden under it), or run labs hub with --disk 0")
+        raise DiskError(
+            f"{disk.mount} holds files and has no image of its own yet ({disk.image}): move them "
+            "out (they would be hidden under it), or run labs hub with --disk 0"
+        )
     if fresh:
         make_image(disk)
     else:
         allocate(disk.image, disk.image.stat().st_size)
-    result = subprocess.run(["mount", "-o", "loop,nosuid,nodev", str(disk.image), str(disk.mount)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["mount", "-o", "loop,nosuid,nodev", str(disk.image), str(disk.mount)], capture_output=True, text=True
+    )
     if result.returncode != 0:
         raise DiskError(f"mount {disk.image} on {disk.mount}: {result.stderr.strip()}")
     if fresh:
-        lost = disk.mount / "lost+found"  # mkfs's, empty: nothing of the class's (e2fsck makes it again if needed)
+        lost = (
+            disk.mount / "lost+found"
+        )  # mkfs's, empty: nothing of the class's (e2fsck makes it again if needed)
         if lost.is_dir() and not any(lost.iterdir()):
             lost.rmdir()
     if disk.owner is not None:

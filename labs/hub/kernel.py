@@ -24,9 +24,13 @@ PIPE_FOLDER = os.environ.get("JUPYTER_RUNTIME_DIR") or tempfile.gettempdir()
 def kernel_spec(python: str) -> dict:
     """The ``kernel.json`` of the class's python3 kernel (it replaces ipykernel's own of the same name); no
     debugger (its adapter listens on a TCP port while a student debugs)."""
-    return {"argv": [python, os.path.abspath(__file__), "-f", "{connection_file}"],
-            "display_name": "Python 3 (ipykernel)", "language": "python", "metadata": {"debugger": False},
-            "kernel_protocol_version": "5.5"}
+    return {
+        "argv": [python, os.path.abspath(__file__), "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "metadata": {"debugger": False},
+        "kernel_protocol_version": "5.5",
+    }
 
 
 def pipe_on_unix_socket() -> None:
@@ -58,8 +62,13 @@ def pipe_on_unix_socket() -> None:
 
 def main() -> None:
     """ipykernel_launcher, the pipe moved first."""
-    if sys.path and os.path.abspath(sys.path[0] or ".") in (os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
-        del sys.path[0]  # this script's folder (labs/hub: `import plan` must not find its plan.py); the cwd comes
+    if sys.path and os.path.abspath(sys.path[0] or ".") in (
+        os.getcwd(),
+        os.path.dirname(os.path.abspath(__file__)),
+    ):
+        del sys.path[
+            0
+        ]  # this script's folder (labs/hub: `import plan` must not find its plan.py); the cwd comes
         # back with the kernel's own path set-up, as with ipykernel_launcher
     pipe_on_unix_socket()
     from ipykernel import kernelapp

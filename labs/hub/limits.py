@@ -141,8 +141,10 @@ class StudentGroup:
             return None
         self.killed += 1
         count = self.kill(spare)
-        return (f"reached its limit of {self.limits.processes} processes: {count} processes killed "
-                "(the server stays; it restarts the kernel)")
+        return (
+            f"reached its limit of {self.limits.processes} processes: {count} processes killed "
+            "(the server stays; it restarts the kernel)"
+        )
 
     def oom_kills(self) -> int:
         """Processes of the group the kernel killed for going over the memory limit."""

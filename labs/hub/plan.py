@@ -19,10 +19,14 @@ from pathlib import Path
 from graders import paths
 
 PROXY_NAME = "configurable-http-proxy"
-PROXY_IN_BUILD = paths.BUILD / "node" / "node_modules" / ".bin" / PROXY_NAME  # under the checkout (make system-deps)
+PROXY_IN_BUILD = (
+    paths.BUILD / "node" / "node_modules" / ".bin" / PROXY_NAME
+)  # under the checkout (make system-deps)
 CHECKOUT = Path(__file__).resolve().parents[2]
-PROXY_HINT = ("install it: npm install --prefix build/node configurable-http-proxy@5.3.0 "
-              "(make system-deps does), or put it on PATH")
+PROXY_HINT = (
+    "install it: npm install --prefix build/node configurable-http-proxy@5.3.0 "
+    "(make system-deps does), or put it on PATH"
+)
 DEFAULT_STUDENTS = ("ada", "ben")
 USER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 GIB = 1 << 30
@@ -88,7 +92,9 @@ class HubPlan:
     emails: tuple[tuple[str, str], ...] = ()
     file_bytes: int = GIB  # the largest file a student's process may write (RLIMIT_FSIZE)
     subdomain_host: str = ""  # each server on an origin of its own under this URL (JupyterHub's); "": none
-    disk_bytes: int = 0  # each student's home a filesystem of this size (labs.hub.disks); 0: the host's, unlimited
+    disk_bytes: int = (
+        0  # each student's home a filesystem of this size (labs.hub.disks); 0: the host's, unlimited
+    )
 
     @property
     def tmp_bytes(self) -> int:
@@ -164,8 +170,9 @@ class HubPlan:
 SUBDOMAIN_HOST = re.compile(r"^https?://[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$")
 
 
-def subdomain_host_for(value: str | None, port: int, ip: str = "127.0.0.1", https: bool = False,
-                       demo: bool = False) -> str:
+def subdomain_host_for(
+    value: str | None, port: int, ip: str = "127.0.0.1", https: bool = False, demo: bool = False
+) -> str:
     """JupyterHub's ``subdomain_host`` for ``--subdomain-host VALUE``: each person's server on an origin of its own,
     ``<name>.<host>``. ``None`` (the default): ``http://localhost:PORT`` for a class served on 127.0.0.1 over HTTP
     (browsers resolve every ``*.localhost`` to this machine), none otherwise (another host needs a wildcard DNS
@@ -180,8 +187,10 @@ def subdomain_host_for(value: str | None, port: int, ip: str = "127.0.0.1", http
         return f"{'https' if https else 'http'}://localhost:{port}"
     url = value.strip().rstrip("/").lower()
     if not SUBDOMAIN_HOST.match(url):
-        raise ValueError(f"--subdomain-host: {value!r} is not localhost, off, nor a URL http(s)://host[:port] "
-                         "(no path): each person's server is then at <name>.host")
+        raise ValueError(
+            f"--subdomain-host: {value!r} is not localhost, off, nor a URL http(s)://host[:port] "
+            "(no path): each person's server is then at <name>.host"
+        )
     return url
 
 
@@ -193,7 +202,12 @@ def class_name(root: Path) -> str:
 def find_proxy(explicit: Path | None = None) -> Path | None:
     """configurable-http-proxy: ``explicit``, the one under build/node (here or in the checkout), or the one on
     PATH (None if none)."""
-    for candidate in (explicit, PROXY_IN_BUILD.resolve(), CHECKOUT / PROXY_IN_BUILD, shutil.which(PROXY_NAME)):
+    for candidate in (
+        explicit,
+        PROXY_IN_BUILD.resolve(),
+        CHECKOUT / PROXY_IN_BUILD,
+        shutil.which(PROXY_NAME),
+    ):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return Path(candidate).resolve()
     return None
@@ -209,11 +223,20 @@ def free_port() -> int:
 def check_names(users: tuple[str, ...]) -> None:
     """ValueError unless the names are distinct unix user names."""
     if len(set(users)) != len(users) or not all(USER_NAME.match(u) for u in users):
-        raise ValueError(f"user names must be distinct, lower-case letters, digits, - or _: {', '.join(users)}")
+        raise ValueError(
+            f"user names must be distinct, lower-case letters, digits, - or _: {', '.join(users)}"
+        )
 
 
-def plan_for(port: int, root: Path, instructor: str, students: tuple[str, ...], grading: Path,
-             proxy: Path | None, **options) -> HubPlan:
+def plan_for(
+    port: int,
+    root: Path,
+    instructor: str,
+    students: tuple[str, ...],
+    grading: Path,
+    proxy: Path | None,
+    **options,
+) -> HubPlan:
     """The class as the command line names it; ValueError says what is wrong with the names, the proxy or the
     certificate. ``options``: the other :class:`HubPlan` fields (``demo``, ``limits``, ``https``, ...)."""
     check_names((instructor, *students))
@@ -229,5 +252,14 @@ def plan_for(port: int, root: Path, instructor: str, students: tuple[str, ...], 
     for name in ("course", "release_build"):
         if name in options:
             options[name] = Path(options[name]).resolve()
-    return HubPlan(root.resolve(), port, instructor, students, grading.resolve(), found,
-                   hub_port=free_port(), proxy_api_port=free_port(), **options)
+    return HubPlan(
+        root.resolve(),
+        port,
+        instructor,
+        students,
+        grading.resolve(),
+        found,
+        hub_port=free_port(),
+        proxy_api_port=free_port(),
+        **options,
+    )

@@ -33,8 +33,10 @@ def read_roster(path: Path) -> list[Person]:
                 continue
             name, email = cells[0], cells[1] if len(cells) > 1 else ""
             if not USER_NAME.match(name):
-                raise ValueError(f"{path}:{number}: {name!r} is not a user name (lower-case letters, digits, - or _, "
-                                 "starting with a letter, at most 32)")
+                raise ValueError(
+                    f"{path}:{number}: {name!r} is not a user name (lower-case letters, digits, - or _, "
+                    "starting with a letter, at most 32)"
+                )
             if email and "@" not in email:
                 raise ValueError(f"{path}:{number}: {email!r} is not an e-mail address")
             if any(p.name == name for p in people):

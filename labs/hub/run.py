@@ -75,29 +75,39 @@ def needed_by_students(plan: HubPlan) -> list[Path]:
     """What every student's server must reach: the interpreter (its real path and prefix), the venv, the
     checkout (labutils) and the class's folder."""
     interpreter = Path(os.path.realpath(sys.executable))
-    return [interpreter, Path(os.path.realpath(sys.base_prefix)) / "lib", plan.python_bin, CHECKOUT / "labutils",
-            plan.root]
+    return [
+        interpreter,
+        Path(os.path.realpath(sys.base_prefix)) / "lib",
+        plan.python_bin,
+        CHECKOUT / "labutils",
+        plan.root,
+    ]
 
 
 def check_class_possible(plan: HubPlan) -> None:
     """ClassNotPossible unless this runs as root and every student can reach Python, the venv and the class."""
     if os.geteuid() != 0:
-        raise ClassNotPossible("a class makes a unix user per person: run labs hub as root "
-                               "(or try it as it was, one unix user and any password, with --demo)")
+        raise ClassNotPossible(
+            "a class makes a unix user per person: run labs hub as root "
+            "(or try it as it was, one unix user and any password, with --demo)"
+        )
     refused = private_tmp_possible()
     if refused:
         raise ClassNotPossible(refused)
     refused = disks.disks_possible() if plan.disk_bytes else None
     if refused:
-        raise ClassNotPossible(f"homes of their own size (--disk): {refused}; or --disk 0 (homes on the host's "
-                               "filesystem, without a limit)")
+        raise ClassNotPossible(
+            f"homes of their own size (--disk): {refused}; or --disk 0 (homes on the host's "
+            "filesystem, without a limit)"
+        )
     for path in needed_by_students(plan):
         blocked = users.unreachable(path / "x")
         if blocked is not None:
             raise ClassNotPossible(
                 f"{blocked} is closed to other users (mode {blocked.stat().st_mode & 0o777:o}), and every student's "
                 f"server needs {path}: let others pass through it (chmod o+x {blocked}: they can then open what "
-                "they know the name of, not list it), or make the venv from a Python outside it")
+                "they know the name of, not list it), or make the venv from a Python outside it"
+            )
 
 
 def prepare(plan: HubPlan) -> Path:
@@ -137,9 +147,14 @@ def start(plan: HubPlan, log: Path) -> subprocess.Popen:
     env = os.environ | {"PATH": f"{plan.python_bin}{os.pathsep}{os.environ.get('PATH', '')}"}
     log.touch(mode=0o600)
     with log.open("w") as out:
-        return subprocess.Popen([str(plan.python_bin / "jupyterhub"), "-f", str(plan.config_file)],
-                                cwd=plan.state, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        return subprocess.Popen(
+            [str(plan.python_bin / "jupyterhub"), "-f", str(plan.config_file)],
+            cwd=plan.state,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def wait_until_up(process: subprocess.Popen, url: str, timeout: float = 120) -> bool:
@@ -174,8 +189,9 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def serve(plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None,
-          saved: list[users.Saved] | None = None) -> int:
+def serve(
+    plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None, saved: list[users.Saved] | None = None
+) -> int:
     """Run the hub until Ctrl-C or SIGTERM; returns the hub's exit status. ``on_up`` hears its log once it
     answers. Afterwards the students' cgroups are removed, their homes and the exchange unmounted (their images
     stay) and the modes in ``saved`` put back."""
@@ -201,11 +217,27 @@ def serve(plan: HubPlan, on_up: Callable[[Path], None] = lambda _: None,
         users.restore(saved or [])
 
 
-def class_plan(port: int, root: Path, instructor: str, grading: Path, proxy: Path | None, *,
-               class_list: Path | None = None, students: list[str] | None = None, course: Path, release_build: Path,
-               ip: str = "127.0.0.1", https: tuple[Path, Path] | None = None, memory_gib: float | None = None,
-               cpus: float | None = None, processes: int | None = None, disk_gib: float | None = None,
-               cull_idle: int = 3600, subdomain_host: str | None = None, demo: bool = False) -> HubPlan:
+def class_plan(
+    port: int,
+    root: Path,
+    instructor: str,
+    grading: Path,
+    proxy: Path | None,
+    *,
+    class_list: Path | None = None,
+    students: list[str] | None = None,
+    course: Path,
+    release_build: Path,
+    ip: str = "127.0.0.1",
+    https: tuple[Path, Path] | None = None,
+    memory_gib: float | None = None,
+    cpus: float | None = None,
+    processes: int | None = None,
+    disk_gib: float | None = None,
+    cull_idle: int = 3600,
+    subdomain_host: str | None = None,
+    demo: bool = False,
+) -> HubPlan:
     """The class `labs hub`'s options name: the people of ``class_list`` but the instructor (else ``students``,
     else :data:`DEFAULT_STUDENTS`), each student's limits (an option, else a share of this machine), their disk
     (``disk_gib``: 0 none, at least 1/16 GiB; else a share of the free disk where homes of their own are
@@ -213,19 +245,39 @@ def class_plan(port: int, root: Path, instructor: str, grading: Path, proxy: Pat
     people = read_roster(class_list) if class_list else []
     names = tuple(p.name for p in people if p.name != instructor) or tuple(students or DEFAULT_STUDENTS)
     share = default_limits(len(names))
-    limits = Limits(int(memory_gib * (1 << 30)) if memory_gib else share.memory_bytes, cpus or share.cpus,
-                    processes or share.processes)
+    limits = Limits(
+        int(memory_gib * (1 << 30)) if memory_gib else share.memory_bytes,
+        cpus or share.cpus,
+        processes or share.processes,
+    )
     if disk_gib is None:
-        free = shutil.disk_usage(next(p for p in (root.resolve(), *root.resolve().parents) if p.exists())).free
+        free = shutil.disk_usage(
+            next(p for p in (root.resolve(), *root.resolve().parents) if p.exists())
+        ).free
         disk_bytes = 0 if demo or disks.disks_possible() else default_disk(len(names), free)
     elif disk_gib == 0 or disk_gib >= 1 / 16:
         disk_bytes = (int(disk_gib * (1 << 30)) >> 20) << 20
     else:
         raise ValueError(f"--disk {disk_gib:g}: 0 (no limit) or at least 1/16 GiB (64 MiB)")
     subdomains = subdomain_host_for(subdomain_host, port, ip, https is not None, demo)
-    return plan_for(port, root, instructor, names, grading, proxy, demo=demo, ip=ip, https=https, limits=limits,
-                    cull_idle=cull_idle, course=course, release_build=release_build, subdomain_host=subdomains,
-                    disk_bytes=disk_bytes, emails=tuple((p.name, p.email) for p in people if p.email))
+    return plan_for(
+        port,
+        root,
+        instructor,
+        names,
+        grading,
+        proxy,
+        demo=demo,
+        ip=ip,
+        https=https,
+        limits=limits,
+        cull_idle=cull_idle,
+        course=course,
+        release_build=release_build,
+        subdomain_host=subdomains,
+        disk_bytes=disk_bytes,
+        emails=tuple((p.name, p.email) for p in people if p.email),
+    )
 
 
 def up_lines(plan: HubPlan, log: Path) -> list[str]:
@@ -234,22 +286,35 @@ def up_lines(plan: HubPlan, log: Path) -> list[str]:
     if plan.subdomain_host:
         lines.append(f"  each server on its own origin: {plan.server_url('<name>')}")
     elif not plan.demo:
-        lines.append("  every server under the hub's origin (no --subdomain-host): open no link to another "
-                     "person's server (docs/hub.md)")
-    sign_in = "test authenticator: any password" if plan.demo else "NativeAuthenticator, the one-time passwords"
-    lines.append(f"  instructor: {plan.instructor} (formgrader); students: {', '.join(plan.students)} "
-                 f"(Assignments tab); {sign_in}")
+        lines.append(
+            "  every server under the hub's origin (no --subdomain-host): open no link to another "
+            "person's server (docs/hub.md)"
+        )
+    sign_in = (
+        "test authenticator: any password" if plan.demo else "NativeAuthenticator, the one-time passwords"
+    )
+    lines.append(
+        f"  instructor: {plan.instructor} (formgrader); students: {', '.join(plan.students)} "
+        f"(Assignments tab); {sign_in}"
+    )
     if not plan.demo:
-        lines.append(f"  each student: {plan.limits.describe()}; idle servers stop after {plan.cull_idle or 'never'} s")
-        lines.append(f"  each student's home: {plan.disk_bytes >> 20} MiB of its own, the exchange "
-                     f"{plan.exchange_bytes >> 20} MiB (images in {plan.disks})" if plan.disk_bytes else
-                     "  homes and the exchange on the host's filesystem, without a size limit (--disk 0, "
-                     "or no loop devices here)")
+        lines.append(
+            f"  each student: {plan.limits.describe()}; idle servers stop after {plan.cull_idle or 'never'} s"
+        )
+        lines.append(
+            f"  each student's home: {plan.disk_bytes >> 20} MiB of its own, the exchange "
+            f"{plan.exchange_bytes >> 20} MiB (images in {plan.disks})"
+            if plan.disk_bytes
+            else "  homes and the exchange on the host's filesystem, without a size limit (--disk 0, "
+            "or no loop devices here)"
+        )
     lines.append(f"  exchange: {plan.exchange}; Ctrl-C stops the hub, every server and the proxy")
     return lines
 
 
-def run_class(plan: HubPlan, say: Callable[[str], None], remove: bool = False, config_only: bool = False) -> int:
+def run_class(
+    plan: HubPlan, say: Callable[[str], None], remove: bool = False, config_only: bool = False
+) -> int:
     """`labs hub` with its plan: remove the class (``remove``), or write its config (and stop there with
     ``config_only``), set the class up (not for a demo) and serve it until stopped; each step said through
     ``say``. Returns the exit status; ClassNotPossible or HubDidNotStart say why not."""
@@ -264,9 +329,13 @@ def run_class(plan: HubPlan, say: Callable[[str], None], remove: bool = False, c
     saved: list[users.Saved] = []
     if not plan.demo and not config_only:
         created, saved = setup(plan)
-        say(f"unix users: {', '.join(plan.users)} ({len(created)} created now); homes in {plan.root / 'home'} (0700)")
-        say(f"one-time passwords: {plan.passwords} (root only): hand them out; each person changes theirs at "
-            "/hub/change-password")
+        say(
+            f"unix users: {', '.join(plan.users)} ({len(created)} created now); homes in {plan.root / 'home'} (0700)"
+        )
+        say(
+            f"one-time passwords: {plan.passwords} (root only): hand them out; each person changes theirs at "
+            "/hub/change-password"
+        )
     if config_only:
         say(f"start it with: {plan.python_bin / 'jupyterhub'} -f {written}")
         return 0

@@ -34,8 +34,13 @@ from labs.hub.walls import limit_file_size, private_tmp
 # triton's): nothing at a path another user could create first. The runtime folder (connection files, the kernels'
 # unix sockets) too: a socket's path must stay under 108 bytes, which one in a home under the class's root may not.
 # No user site: nothing of the user's own runs when their server starts.
-PRIVATE_ENV = {"TMPDIR": "/tmp", "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor", "TRITON_CACHE_DIR": "/tmp/triton",
-               "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime", "PYTHONNOUSERSITE": "1"}
+PRIVATE_ENV = {
+    "TMPDIR": "/tmp",
+    "TORCHINDUCTOR_CACHE_DIR": "/tmp/torchinductor",
+    "TRITON_CACHE_DIR": "/tmp/triton",
+    "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime",
+    "PYTHONNOUSERSITE": "1",
+}
 
 
 #: Ports this hub has given to servers that have not stopped yet.
@@ -81,11 +86,13 @@ class ClassSpawner(LocalProcessSpawner):
     processes = Integer(256, help="processes and threads of a student together").tag(config=True)
     unlimited_users = Set(Unicode(), help="users without limits (the instructor)").tag(config=True)
     check_every_ms = Integer(1000, help="how often the group is checked for a fork bomb").tag(config=True)
-    tmp_bytes = Integer(512 << 20, help="size of each server's private /tmp, /var/tmp and /dev/shm (memory)").tag(
-        config=True)
+    tmp_bytes = Integer(
+        512 << 20, help="size of each server's private /tmp, /var/tmp and /dev/shm (memory)"
+    ).tag(config=True)
     file_bytes = Integer(1 << 30, help="largest file a student's process may write").tag(config=True)
-    keep_paths = List(Unicode(), help="folders under /tmp the servers need (bound into their private /tmp)").tag(
-        config=True)
+    keep_paths = List(
+        Unicode(), help="folders under /tmp the servers need (bound into their private /tmp)"
+    ).tag(config=True)
 
     _student_group: StudentGroup | None = None
     _watch: PeriodicCallback | None = None
@@ -124,8 +131,12 @@ class ClassSpawner(LocalProcessSpawner):
                 raise RuntimeError(f"no limits for {self.user.name}: {why}")
             self._student_group = StudentGroup(group, Limits(self.memory_bytes, self.cpus, self.processes))
             self._student_group.apply()
-            self.log.info("%s's limits: %s (cgroup v%d)", self.user.name, self._student_group.limits.describe(),
-                          group.version)
+            self.log.info(
+                "%s's limits: %s (cgroup v%d)",
+                self.user.name,
+                self._student_group.limits.describe(),
+                group.version,
+            )
         if self.port not in HANDED_OUT:  # a new server, or one whose old port was given back when it stopped
             self.port = server_port()
         result = await super().start()

@@ -69,11 +69,27 @@ def create_accounts(plan: HubPlan) -> list[str]:
         home = plan.home(name)
         found = existing(name)
         if found is not None and found.pw_gecos != comment:
-            raise AccountError(f"the unix user {name} exists and is not this class's ({found.pw_gecos!r}): "
-                               "give the person another name in the class list")
+            raise AccountError(
+                f"the unix user {name} exists and is not this class's ({found.pw_gecos!r}): "
+                "give the person another name in the class list"
+            )
         if found is None:
-            result = subprocess.run(["useradd", "--home-dir", str(home), "--no-create-home", "--shell", "/bin/bash",
-                                     "--comment", comment, "--user-group", name], capture_output=True, text=True)
+            result = subprocess.run(
+                [
+                    "useradd",
+                    "--home-dir",
+                    str(home),
+                    "--no-create-home",
+                    "--shell",
+                    "/bin/bash",
+                    "--comment",
+                    comment,
+                    "--user-group",
+                    name,
+                ],
+                capture_output=True,
+                text=True,
+            )
             if result.returncode != 0:
                 raise AccountError(f"useradd {name}: {result.stderr.strip()}")
             created.append(name)
@@ -229,10 +245,14 @@ def make_exchange_course(course: Path, instructor: pwd.struct_passwd) -> None:
             continue
         again = "remove it: labs hub makes it again, the instructor's"
         if not stat.S_ISDIR(info.st_mode):
-            raise AccountError(f"{folder} is {'a link' if stat.S_ISLNK(info.st_mode) else 'not a folder'}: {again}")
+            raise AccountError(
+                f"{folder} is {'a link' if stat.S_ISLNK(info.st_mode) else 'not a folder'}: {again}"
+            )
         if info.st_uid != instructor.pw_uid:
-            raise AccountError(f"{folder} belongs to {existing_name(info.st_uid)}, not to the instructor "
-                               f"{instructor.pw_name}, who could not release into it nor remove it: {again}")
+            raise AccountError(
+                f"{folder} belongs to {existing_name(info.st_uid)}, not to the instructor "
+                f"{instructor.pw_name}, who could not release into it nor remove it: {again}"
+            )
 
 
 def existing_name(uid: int) -> str:

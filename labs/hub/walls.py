@@ -37,15 +37,21 @@ def private_tmp(uid: int, gid: int, size_bytes: int, keep: list[str]) -> None:
     options = f"size={size_bytes},mode=0700,uid={uid},gid={gid}".encode()
     for folder in PRIVATE:
         if os.path.isdir(folder):
-            check(libc.mount(b"tmpfs", folder.encode(), b"tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options),
-                  f"mount a private {folder}")
+            check(
+                libc.mount(b"tmpfs", folder.encode(), b"tmpfs", jail.MS_NOSUID | jail.MS_NODEV, options),
+                f"mount a private {folder}",
+            )
     for folder, fd in kept.items():
         for parent in [*_between(folder), folder]:
             if not os.path.isdir(parent):
                 os.mkdir(parent)
                 os.chmod(parent, modes.get(parent, 0o755))  # as passable, and as closed, as the real one
-        check(libc.mount(f"/proc/self/fd/{fd}".encode(), folder.encode(), None, jail.MS_BIND | jail.MS_REC, None),
-              f"keep {folder}")
+        check(
+            libc.mount(
+                f"/proc/self/fd/{fd}".encode(), folder.encode(), None, jail.MS_BIND | jail.MS_REC, None
+            ),
+            f"keep {folder}",
+        )
         os.close(fd)
 
 
@@ -67,7 +73,11 @@ def private_tmp_possible() -> str | None:
     """Why a server could not get its private /tmp here (no mount namespaces: a container without
     CAP_SYS_ADMIN), or None: tried in a child process that runs ``true``."""
     try:
-        subprocess.run(["true"], preexec_fn=lambda: private_tmp(os.getuid(), os.getgid(), 1 << 20, []), check=True)
+        subprocess.run(
+            ["true"], preexec_fn=lambda: private_tmp(os.getuid(), os.getgid(), 1 << 20, []), check=True
+        )
     except (subprocess.SubprocessError, OSError) as err:
-        return f"each server's private /tmp needs a mount namespace of its own, which this host refuses ({err})"
+        return (
+            f"each server's private /tmp needs a mount namespace of its own, which this host refuses ({err})"
+        )
     return None

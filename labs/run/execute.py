@@ -82,13 +82,19 @@ def execute(spec: RunSpec, kernel: WarmKernel) -> NotebookResult:
     if spec.answer_leaks:
         spec.answers_file.unlink(missing_ok=True)
     try:
-        kernel.ready(spec.workdir, environ={ANSWERS_FILE: str(spec.answers_file)} if spec.answer_leaks else None)
+        kernel.ready(
+            spec.workdir, environ={ANSWERS_FILE: str(spec.answers_file)} if spec.answer_leaks else None
+        )
         start = time.perf_counter()
         watchdog.start()
         papermill.execute_notebook(
-            str(spec.notebook), str(spec.output),
+            str(spec.notebook),
+            str(spec.output),
             parameters=parameters(spec.device, spec.smoke),
-            kernel_name="python3", km=kernel.manager, progress_bar=False, log_output=False,
+            kernel_name="python3",
+            km=kernel.manager,
+            progress_bar=False,
+            log_output=False,
             request_save_on_cell_execute=True,
         )
     except PapermillExecutionError as err:
@@ -124,15 +130,26 @@ def _read_leaks(spec: RunSpec, result: NotebookResult) -> None:
         result.error = "; ".join(leak.message(_source_index) for leak in found)
 
 
-def _classify(spec: RunSpec, seconds: float, failure: tuple[int | None, str] | None, timed_out: bool,
-              rss: int | None, extra: dict) -> NotebookResult:
+def _classify(
+    spec: RunSpec,
+    seconds: float,
+    failure: tuple[int | None, str] | None,
+    timed_out: bool,
+    rss: int | None,
+    extra: dict,
+) -> NotebookResult:
     code_cells, executed, skipped = _read_back(spec.output)
     peak = max(rss or 0, (extra.get("children_rss_kb") or 0) * 1024) or None
     result = NotebookResult(
-        notebook=str(spec.notebook), status="passed", seconds=round(seconds, 3), output=str(spec.output),
+        notebook=str(spec.notebook),
+        status="passed",
+        seconds=round(seconds, 3),
+        output=str(spec.output),
         peak_rss_mb=round(peak / 2**20, 1) if peak else None,
         cuda_peak_mb=round(extra["cuda_peak_bytes"] / 2**20, 1) if extra.get("cuda_peak_bytes") else None,
-        code_cells=code_cells, executed_cells=executed, skipped=[s.to_dict() for s in skipped],
+        code_cells=code_cells,
+        executed_cells=executed,
+        skipped=[s.to_dict() for s in skipped],
     )
     if timed_out:
         result.status, result.error = "timeout", f"timed out after {spec.timeout:g} s (kernel killed)"
@@ -145,7 +162,10 @@ def _classify(spec: RunSpec, seconds: float, failure: tuple[int | None, str] | N
     elif executed == 0:
         result.status, result.error = "failed", "silent skip: no code cell was executed"
     elif executed < code_cells:
-        result.status, result.error = "failed", f"silent skip: {code_cells - executed} of {code_cells} code cells not executed"
+        result.status, result.error = (
+            "failed",
+            f"silent skip: {code_cells - executed} of {code_cells} code cells not executed",
+        )
     return result
 
 
@@ -160,8 +180,13 @@ def _read_back(output: Path) -> tuple[int, int, list[skips.Skip]]:
         nb = nbformat.read(output, as_version=4)
     except (OSError, ValueError):
         return 0, 0, []
-    cells = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()
-             and skips.PARAMETERS_TAG not in c.metadata.get("tags", [])]
+    cells = [
+        c
+        for c in nb.cells
+        if c.cell_type == "code"
+        and c.source.strip()
+        and skips.PARAMETERS_TAG not in c.metadata.get("tags", [])
+    ]
     executed = [c for c in cells if c.get("execution_count") is not None]
     return len(cells), len(executed), skips.declared(nb)
 
@@ -181,13 +206,15 @@ def kernel_env(cache_root: Path, jobs: int = 1) -> dict[str, str]:
     intra-op threads split between the notebooks that run at once (unless OMP_NUM_THREADS is set)."""
     env = dict(os.environ)
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
-    env.update({
-        "TORCHINDUCTOR_CACHE_DIR": str(cache_root / "inductor"),
-        "TRITON_CACHE_DIR": str(cache_root / "triton"),
-        "MPLCONFIGDIR": str(cache_root / "matplotlib"),
-        "PYTHONHASHSEED": "0",
-        "LABS_RUNNER": "1",
-        "LABS_KERNEL_LOG": str(cache_root / "kernels.log"),  # native (C++) output of forked kernels
-    })
+    env.update(
+        {
+            "TORCHINDUCTOR_CACHE_DIR": str(cache_root / "inductor"),
+            "TRITON_CACHE_DIR": str(cache_root / "triton"),
+            "MPLCONFIGDIR": str(cache_root / "matplotlib"),
+            "PYTHONHASHSEED": "0",
+            "LABS_RUNNER": "1",
+            "LABS_KERNEL_LOG": str(cache_root / "kernels.log"),  # native (C++) output of forked kernels
+        }
+    )
     env.pop("MPLBACKEND", None)
     return env

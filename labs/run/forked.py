@@ -76,8 +76,13 @@ def kernel_zygote(env: dict[str, str]) -> Iterator[ZygoteAddress | None]:
         return
     folder = runtime_dir() / f"zygote-{uuid.uuid4().hex[:12]}"
     try:
-        zygote = Zygote.start(kernel_child.TARGET, kernel_child.PRELOAD, zygote_env(env), folder=folder,
-                              name="labs run: kernel zygote")
+        zygote = Zygote.start(
+            kernel_child.TARGET,
+            kernel_child.PRELOAD,
+            zygote_env(env),
+            folder=folder,
+            name="labs run: kernel zygote",
+        )
     except OSError as err:
         say(f"starting kernels cold: the kernel zygote did not start ({type(err).__name__}: {err})")
         yield None
@@ -130,8 +135,12 @@ class ZygoteProvisioner(LocalProvisioner):
         """Have the zygote fork the kernel and adopt it; None, or why it could not."""
         assert self.address is not None and self.exit_file is not None
         cwd = str(kwargs.get("cwd") or os.getcwd())
-        request = {"argv": cmd[3:], "env": kwargs.get("env", dict(os.environ)), "cwd": cwd,
-                   "exit": str(self.exit_file)}
+        request = {
+            "argv": cmd[3:],
+            "env": kwargs.get("env", dict(os.environ)),
+            "cwd": cwd,
+            "exit": str(self.exit_file),
+        }
         log = request["env"].get(KERNEL_LOG_ENV)
         if log:  # what C++ libraries print on fds 1 and 2 (the profiler's USDT lines), not the terminal
             request["stdout"] = request["stderr"] = log
@@ -157,6 +166,8 @@ class ZygoteProvisioner(LocalProvisioner):
 def use_zygote(manager: KernelManager, address: ZygoteAddress) -> None:
     """Make ``manager`` (not started yet) launch its kernel as a fork of the zygote at ``address``."""
     manager.kernel_id = manager.kernel_id or str(uuid.uuid4())
-    provisioner = ZygoteProvisioner(kernel_id=manager.kernel_id, kernel_spec=manager.kernel_spec, parent=manager)
+    provisioner = ZygoteProvisioner(
+        kernel_id=manager.kernel_id, kernel_spec=manager.kernel_spec, parent=manager
+    )
     provisioner.address = address
     manager.provisioner = provisioner

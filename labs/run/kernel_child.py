@@ -20,10 +20,24 @@ import sys
 # What a kernel imports before running the first cell: the prelude's torch and labutils, and what
 # ipykernel loads while starting (its debugger's debugpy is half of that). Not matplotlib: it reads
 # MPLBACKEND at import, which ipykernel sets only in the kernel.
-PRELOAD = ("torch", "labutils", "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.zmqshell",
-           "ipykernel.debugger", "IPython.core.completer", "IPython.core.completerlib",
-           "IPython.core.debugger", "IPython.core.oinspect", "IPython.extensions.storemagic",
-           "tornado.platform.asyncio", "tornado.queues", "tornado.locks", "sqlite3", "jupyter_client.session")
+PRELOAD = (
+    "torch",
+    "labutils",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.debugger",
+    "IPython.core.completer",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "tornado.platform.asyncio",
+    "tornado.queues",
+    "tornado.locks",
+    "sqlite3",
+    "jupyter_client.session",
+)
 TARGET = "labs.run.kernel_child:start_ipykernel"
 
 
@@ -34,8 +48,12 @@ def _console_handlers() -> list[logging.StreamHandler]:
     to the kernel's streams once it has them.
     """
     loggers = [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
-    return [handler for logger in loggers for handler in getattr(logger, "handlers", ())
-            if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.__stdout__, sys.__stderr__)]
+    return [
+        handler
+        for logger in loggers
+        for handler in getattr(logger, "handlers", ())
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.__stdout__, sys.__stderr__)
+    ]
 
 
 def start_ipykernel(argv: list[str]) -> None:
@@ -50,8 +68,9 @@ def start_ipykernel(argv: list[str]) -> None:
     sys.argv = [spec.origin if spec and spec.origin else "ipykernel_launcher", *argv]
     from ipykernel.kernelapp import IPKernelApp
 
-    app = IPKernelApp.instance(parent_handle=os.getppid(),
-                               interrupt=int(os.environ.get("JPY_INTERRUPT_EVENT") or 0))
+    app = IPKernelApp.instance(
+        parent_handle=os.getppid(), interrupt=int(os.environ.get("JPY_INTERRUPT_EVENT") or 0)
+    )
     app.initialize()
     for handler in handlers:  # log records go to the notebook, as in a cold kernel
         handler.setStream(sys.stderr if handler.stream is sys.__stderr__ else sys.stdout)

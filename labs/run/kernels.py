@@ -127,8 +127,9 @@ def _ipc_path() -> str:
     return str(runtime_dir() / uuid.uuid4().hex[:12])
 
 
-def start_warm_kernel(env: dict[str, str], kernel_name: str = "python3",
-                      zygote: ZygoteAddress | None = None) -> WarmKernel:
+def start_warm_kernel(
+    env: dict[str, str], kernel_name: str = "python3", zygote: ZygoteAddress | None = None
+) -> WarmKernel:
     """Start a kernel in its own process group and send it the prelude without waiting.
 
     With a ``zygote``, the kernel is forked from it (falling back to a cold start if it cannot).

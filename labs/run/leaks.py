@@ -43,14 +43,20 @@ class Leak:
     def message(self, source_index: Callable[[int], int] = lambda i: i) -> str:
         """One line; ``source_index`` maps the executed notebook's cell indices back to the source's."""
         if self.where == "unanswered":
-            return (f"answer leak: self-check cell {source_index(self.cell)} prints {self.term!r} while the exercise "
-                    f"at cell {source_index(self.exercise)} is unanswered: show it once answered "
-                    "(if not exercises.unanswered(prediction): ...)")
+            return (
+                f"answer leak: self-check cell {source_index(self.cell)} prints {self.term!r} while the exercise "
+                f"at cell {source_index(self.exercise)} is unanswered: show it once answered "
+                "(if not exercises.unanswered(prediction): ...)"
+            )
         if self.where == "check":
-            return (f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
-                    f"printed by its self-check cell {source_index(self.cell)} before the verdict")
-        return (f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
-                f"in the {self.where} of cell {source_index(self.cell)}, before the prediction")
+            return (
+                f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
+                f"printed by its self-check cell {source_index(self.cell)} before the verdict"
+            )
+        return (
+            f"answer leak: the answer {self.term!r} of the exercise at cell {source_index(self.exercise)} is "
+            f"in the {self.where} of cell {source_index(self.cell)}, before the prediction"
+        )
 
 
 def read_answers(path: Path) -> dict[str, set[str]]:
@@ -81,7 +87,7 @@ def shown_text(cell: NotebookNode, from_heading: bool = False) -> tuple[str, str
         text = cell.source
         if from_heading:
             starts = [m.start() for m in HEADING.finditer(text)]
-            text = text[starts[-1]:] if starts else text
+            text = text[starts[-1] :] if starts else text
         return text, "markdown"
     if cell.cell_type != "code":
         return "", "output"
@@ -93,8 +99,11 @@ def shown_text(cell: NotebookNode, from_heading: bool = False) -> tuple[str, str
             parts.append("\n".join(output.get("traceback", [])))
         else:
             data = output.get("data", {})
-            parts += ["".join(data[kind]) if isinstance(data[kind], list) else str(data[kind])
-                      for kind in TEXT_OUTPUTS if kind in data]
+            parts += [
+                "".join(data[kind]) if isinstance(data[kind], list) else str(data[kind])
+                for kind in TEXT_OUTPUTS
+                if kind in data
+            ]
     return "\n".join(parts), "output"
 
 
@@ -129,7 +138,9 @@ def find_leaks(nb: NotebookNode, answers: dict[str, set[str]]) -> list[Leak]:
             text, where = shown_text(nb.cells[j], from_heading=j == span.start)
             leaks += [Leak(i, j, term, where) for term in sorted(terms) if appears(term, text)]
         printed = shown_text(check)[0]
-        leaks += [Leak(i, i + 1, term, "check") for term in sorted(terms) if appears(term, before_verdict(printed))]
+        leaks += [
+            Leak(i, i + 1, term, "check") for term in sorted(terms) if appears(term, before_verdict(printed))
+        ]
         leaks += [Leak(i, i + 1, line, "unanswered") for line in printed_while_unanswered(printed)[:1]]
     return leaks
 
@@ -142,14 +153,14 @@ def printed_while_unanswered(text: str) -> list[str]:
     verdict = NOT_ANSWERED.search(text)
     if not verdict:
         return []
-    after = text[verdict.start():]
+    after = text[verdict.start() :]
     return [line.strip()[:80] for line in after.splitlines() if line.strip() and not VERDICT.match(line)]
 
 
 def before_verdict(text: str) -> str:
     """What a self-check cell printed before the first verdict of ``exercises.check``."""
     verdict = VERDICT.search(text)
-    return text[:verdict.start()] if verdict else text
+    return text[: verdict.start()] if verdict else text
 
 
 def leaks_in(executed: Path, answers_file: Path) -> list[Leak]:

@@ -34,8 +34,10 @@ def read_shard(folder: Path) -> tuple[dict, list[NotebookResult]]:
     except (OSError, ValueError) as err:
         raise MergeError(f"{path}: not a labs run report ({err})") from None
     try:
-        results = [NotebookResult(**{k: v for k, v in entry.items() if k in RESULT_FIELDS})
-                   for entry in data["notebooks"]]
+        results = [
+            NotebookResult(**{k: v for k, v in entry.items() if k in RESULT_FIELDS})
+            for entry in data["notebooks"]
+        ]
     except (KeyError, TypeError) as err:
         raise MergeError(f"{path}: not a labs run report ({err})") from None
     return data.get("settings", {}), results

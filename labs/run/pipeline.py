@@ -58,9 +58,18 @@ def notebooks_to_run(request: RunRequest) -> list[str]:
 def run_specs(request: RunRequest, names: list[str]) -> list[RunSpec]:
     """One papermill run per notebook, its output and working folder under the report folder."""
     root = request.report_dir.resolve()
-    return [RunSpec(notebook=Path(n), output=root / "notebooks" / n.lstrip("/"), workdir=root / "work" / n.lstrip("/"),
-                    device=request.device, smoke=request.smoke, timeout=request.timeout,
-                    answer_leaks=request.answer_leaks) for n in names]
+    return [
+        RunSpec(
+            notebook=Path(n),
+            output=root / "notebooks" / n.lstrip("/"),
+            workdir=root / "work" / n.lstrip("/"),
+            device=request.device,
+            smoke=request.smoke,
+            timeout=request.timeout,
+            answer_leaks=request.answer_leaks,
+        )
+        for n in names
+    ]
 
 
 def execute_all(request: RunRequest, specs: list[RunSpec]) -> Iterator[NotebookResult]:
@@ -76,8 +85,13 @@ def write_reports(request: RunRequest, results: list[NotebookResult]) -> list[Pa
     """report.json and junit.xml in the report folder; their paths."""
     root = request.report_dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
-    settings = {"device": request.device, "smoke": request.smoke, "jobs": request.jobs,
-                "shard": "/".join(map(str, request.shard)) if request.shard else None, "timeout": request.timeout}
+    settings = {
+        "device": request.device,
+        "smoke": request.smoke,
+        "jobs": request.jobs,
+        "shard": "/".join(map(str, request.shard)) if request.shard else None,
+        "timeout": request.timeout,
+    }
     report.write_json(results, root / "report.json", settings)
     report.write_junit(results, root / "junit.xml")
     return [root / "report.json", root / "junit.xml"]
@@ -93,8 +107,12 @@ def render_site(request: RunRequest, results: list[NotebookResult]) -> Path:
 def record_timings(request: RunRequest, results: list[NotebookResult]) -> str:
     """Write the passed notebooks' durations to the timings file; the key they went under."""
     key = timings.mode_key(request.device, request.smoke)
-    timings.record(timings.load(request.timings_file), key, {r.notebook: r.seconds for r in results if r.passed},
-                   request.timings_file)
+    timings.record(
+        timings.load(request.timings_file),
+        key,
+        {r.notebook: r.seconds for r in results if r.passed},
+        request.timings_file,
+    )
     return key
 
 
@@ -112,9 +130,13 @@ class RunOutcome:
         return all(result.passed for result in self.results)
 
 
-def run_notebooks(request: RunRequest, on_start: Callable[[int], None] = lambda _: None,
-                  on_result: Callable[[NotebookResult], None] = lambda _: None, html: bool = False,
-                  record: bool = False) -> RunOutcome:
+def run_notebooks(
+    request: RunRequest,
+    on_start: Callable[[int], None] = lambda _: None,
+    on_result: Callable[[NotebookResult], None] = lambda _: None,
+    html: bool = False,
+    record: bool = False,
+) -> RunOutcome:
     """The whole pipeline: run every notebook, write the reports, and the site and timings when asked.
 
     ``on_start`` hears how many notebooks will run, ``on_result`` each result as its notebook ends.

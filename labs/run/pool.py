@@ -61,8 +61,13 @@ def _run(spec: RunSpec) -> NotebookResult:
     try:
         kernel = _supply.take()
     except Exception as err:  # noqa: BLE001 - a kernel that did not start fails its notebook, not the run
-        return NotebookResult(str(spec.notebook), "failed", 0.0, str(spec.output),
-                              error=f"kernel did not start: {type(err).__name__}: {err}")
+        return NotebookResult(
+            str(spec.notebook),
+            "failed",
+            0.0,
+            str(spec.output),
+            error=f"kernel did not start: {type(err).__name__}: {err}",
+        )
     return execute(spec, kernel)
 
 
@@ -74,7 +79,9 @@ def _main_module_hidden() -> Iterator[None]:
     CLI (graders, nbgrader, torch), several seconds of CPU per runner process.
     """
     main = sys.modules["__main__"]
-    saved: dict[str, Any] = {name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__}
+    saved: dict[str, Any] = {
+        name: main.__dict__[name] for name in ("__file__", "__spec__") if name in main.__dict__
+    }
     main.__dict__.pop("__file__", None)
     main.__spec__ = None
     try:
@@ -92,11 +99,17 @@ def run_all(specs: list[RunSpec], jobs: int, env: dict[str, str]) -> Iterator[No
     if not specs:
         return
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["labs.run.pool"])  # imported once, in a fresh process; each runner is a fork
+    context.set_forkserver_preload(
+        ["labs.run.pool"]
+    )  # imported once, in a fresh process; each runner is a fork
     workers = min(jobs, len(specs))
     unclaimed = context.Value("i", len(specs))
-    with kernel_zygote(env) as zygote, ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_init_worker, initargs=(env, unclaimed, zygote)) as pool:
+    with (
+        kernel_zygote(env) as zygote,
+        ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_init_worker, initargs=(env, unclaimed, zygote)
+        ) as pool,
+    ):
         with _main_module_hidden():  # the runner processes start on the first submits
             futures = {pool.submit(_run, spec): spec for spec in specs}
         for future in as_completed(futures):
@@ -104,6 +117,11 @@ def run_all(specs: list[RunSpec], jobs: int, env: dict[str, str]) -> Iterator[No
             try:
                 result = future.result()
             except Exception as err:  # noqa: BLE001 - a runner process that died: report it, keep the batch going
-                result = NotebookResult(str(spec.notebook), "failed", 0.0, str(spec.output),
-                                        error=f"runner crashed: {type(err).__name__}: {err}")
+                result = NotebookResult(
+                    str(spec.notebook),
+                    "failed",
+                    0.0,
+                    str(spec.output),
+                    error=f"runner crashed: {type(err).__name__}: {err}",
+                )
             yield result

@@ -19,13 +19,27 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "timeout": "yellow", "killed
 def summary_table(results: list[NotebookResult]) -> Table:
     """One row per notebook: status, time, peak memory, and where it failed."""
     table = Table(title="labs run", show_lines=False)
-    for column in ("notebook", "status", "time (s)", "peak RSS (MiB)", "CUDA peak (MiB)", "skipped", "problem"):
+    for column in (
+        "notebook",
+        "status",
+        "time (s)",
+        "peak RSS (MiB)",
+        "CUDA peak (MiB)",
+        "skipped",
+        "problem",
+    ):
         table.add_column(column, overflow="fold")
     for r in sorted(results, key=lambda r: r.notebook):
         problem = f"cell {r.cell}: {r.error}" if r.cell is not None else (r.error or "")
-        table.add_row(r.notebook, f"[{STATUS_STYLE.get(r.status, 'white')}]{r.status}[/]", f"{r.seconds:.1f}",
-                      _fmt(r.peak_rss_mb), _fmt(r.cuda_peak_mb), str(len(r.skipped)) if r.skipped else "-",
-                      problem[:300])
+        table.add_row(
+            r.notebook,
+            f"[{STATUS_STYLE.get(r.status, 'white')}]{r.status}[/]",
+            f"{r.seconds:.1f}",
+            _fmt(r.peak_rss_mb),
+            _fmt(r.cuda_peak_mb),
+            str(len(r.skipped)) if r.skipped else "-",
+            problem[:300],
+        )
     return table
 
 
@@ -53,12 +67,21 @@ def write_json(results: list[NotebookResult], path: Path, settings: dict) -> Non
 
 def write_junit(results: list[NotebookResult], path: Path) -> None:
     """JUnit XML, one testcase per notebook, so CI systems show notebook failures natively."""
-    suite = ET.Element("testsuite", name="labs run", tests=str(len(results)),
-                       failures=str(sum(not r.passed for r in results)),
-                       time=f"{sum(r.seconds for r in results):.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name="labs run",
+        tests=str(len(results)),
+        failures=str(sum(not r.passed for r in results)),
+        time=f"{sum(r.seconds for r in results):.3f}",
+    )
     for r in sorted(results, key=lambda r: r.notebook):
-        case = ET.SubElement(suite, "testcase", classname=Path(r.notebook).parent.name or "course",
-                             name=Path(r.notebook).name, time=f"{r.seconds:.3f}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=Path(r.notebook).parent.name or "course",
+            name=Path(r.notebook).name,
+            time=f"{r.seconds:.3f}",
+        )
         if not r.passed:
             where = f"cell {r.cell}: " if r.cell is not None else ""
             failure = ET.SubElement(case, "failure", type=r.status, message=f"{where}{r.error}"[:500])
@@ -79,8 +102,11 @@ def skip_summary(results: list[NotebookResult], device: str) -> str | None:
     if not count:
         return None
     cells = "cell needs" if count == 1 else "cells need"
-    return f"{count} {cells} CUDA: run with --device cuda on a GPU runner" if device != "cuda" else (
-        f"{count} cells skipped on CUDA")
+    return (
+        f"{count} {cells} CUDA: run with --device cuda on a GPU runner"
+        if device != "cuda"
+        else (f"{count} cells skipped on CUDA")
+    )
 
 
 def print_summary(results: list[NotebookResult], console: Console, device: str = "cpu") -> None:
@@ -94,7 +120,9 @@ def print_summary(results: list[NotebookResult], console: Console, device: str =
             where = f":{r.cell}" if r.cell is not None else ""
             console.print(f"[red]FAIL[/] {r.notebook}{where}: {r.error}", highlight=False, soft_wrap=True)
     passed = sum(r.passed for r in results)
-    console.print(f"{passed}/{len(results)} notebooks passed", style="green" if passed == len(results) else "red")
+    console.print(
+        f"{passed}/{len(results)} notebooks passed", style="green" if passed == len(results) else "red"
+    )
     closing = skip_summary(results, device)
     if closing:
         console.print(closing, style="yellow")

@@ -124,15 +124,30 @@ def mkdocs_config(chapters: dict[str, list[Page]], docs: Path, site: Path) -> di
         nav.append({chapter: [f"{chapter}/index.md", *({p.title: p.source} for p in pages)]})
     return {
         "site_name": "PyTorch Labs",
-        "docs_dir": str(docs), "site_dir": str(site), "use_directory_urls": False,
-        "theme": {"name": "material", "font": False,
-                  "features": ["navigation.indexes", "navigation.sections", "search.highlight"]},
+        "docs_dir": str(docs),
+        "site_dir": str(site),
+        "use_directory_urls": False,
+        "theme": {
+            "name": "material",
+            "font": False,
+            "features": ["navigation.indexes", "navigation.sections", "search.highlight"],
+        },
         "extra": {"polyfills": [WORKER_SHIM]},
         "extra_css": [f"{ASSETS}/labs.css"],
-        "plugins": ["search", "offline",
-                    {"mkdocs-jupyter": {"include": ["*.ipynb"], "execute": False, "cache": False,
-                                        "include_requirejs": False, "ignore_h1_titles": True,
-                                        "custom_mathjax_url": MATHJAX}}],
+        "plugins": [
+            "search",
+            "offline",
+            {
+                "mkdocs-jupyter": {
+                    "include": ["*.ipynb"],
+                    "execute": False,
+                    "cache": False,
+                    "include_requirejs": False,
+                    "ignore_h1_titles": True,
+                    "custom_mathjax_url": MATHJAX,
+                }
+            },
+        ],
         "markdown_extensions": ["tables", "attr_list", "md_in_html"],
         "hooks": [str(Path(hooks.__file__).resolve())],  # SVG outputs inline
         "nav": nav,
@@ -234,12 +249,16 @@ def status_box(result: NotebookResult, readable: bool = True) -> str:
         why = result.error or "no error message recorded"
         if not readable:
             why = f"{why}\n(neither the executed notebook {result.output} nor the source could be read)"
-        parts.append(f'<div class="labs-failure"><strong>{html.escape(result.status)}{where}</strong> after '
-                     f"{result.seconds:.1f} s<pre>{html.escape(why)}</pre></div>")
+        parts.append(
+            f'<div class="labs-failure"><strong>{html.escape(result.status)}{where}</strong> after '
+            f"{result.seconds:.1f} s<pre>{html.escape(why)}</pre></div>"
+        )
     if result.skipped:
         items = "".join(f"<li>cell {s['cell']}: {html.escape(s['why'])}</li>" for s in result.skipped)
-        parts.append(f'<div class="labs-skipped"><strong>{_need_cuda(len(result.skipped))}</strong> '
-                     f"(skipped on this run):<ul>{items}</ul></div>")
+        parts.append(
+            f'<div class="labs-skipped"><strong>{_need_cuda(len(result.skipped))}</strong> '
+            f"(skipped on this run):<ul>{items}</ul></div>"
+        )
     return "\n".join(parts)
 
 
@@ -248,8 +267,10 @@ def _need_cuda(count: int) -> str:
 
 
 def _run_line(result: NotebookResult) -> str:
-    figures = [f"{result.status} in {result.seconds:.1f} s",
-               f"{result.executed_cells} of {result.code_cells} code cells executed"]
+    figures = [
+        f"{result.status} in {result.seconds:.1f} s",
+        f"{result.executed_cells} of {result.code_cells} code cells executed",
+    ]
     if result.peak_rss_mb is not None:
         figures.append(f"peak RSS {result.peak_rss_mb:.0f} MiB")
     if result.cuda_peak_mb is not None:
@@ -272,8 +293,10 @@ def _error_line(result: NotebookResult) -> str:
 
 
 def _skip_lines(result: NotebookResult) -> str:
-    return "".join(f'<div class="skipped">cell {s["cell"]} skipped: {html.escape(s["why"])}</div>'
-                   for s in result.skipped)
+    return "".join(
+        f'<div class="skipped">cell {s["cell"]} skipped: {html.escape(s["why"])}</div>'
+        for s in result.skipped
+    )
 
 
 def _rows(pages: list[Page], prefix: str) -> str:
@@ -283,9 +306,11 @@ def _rows(pages: list[Page], prefix: str) -> str:
         link = f'<a href="{html.escape(prefix + page.href)}">{html.escape(Path(r.notebook).name)}</a>'
         status = f'<td class="{html.escape(r.status)}">{html.escape(r.status)}</td>'
         rss = f"{r.peak_rss_mb:.0f} MiB" if r.peak_rss_mb is not None else "-"
-        rows.append(f"<tr><td>{link}<br>{html.escape(page.title)}{_error_line(r)}{_skip_lines(r)}</td>{status}"
-                    f'<td class="time">{r.seconds:.1f} s</td><td class="time">{rss}</td>'
-                    f'<td class="time">{r.executed_cells}/{r.code_cells}</td></tr>')
+        rows.append(
+            f"<tr><td>{link}<br>{html.escape(page.title)}{_error_line(r)}{_skip_lines(r)}</td>{status}"
+            f'<td class="time">{r.seconds:.1f} s</td><td class="time">{rss}</td>'
+            f'<td class="time">{r.executed_cells}/{r.code_cells}</td></tr>'
+        )
     header = "<tr><th>notebook</th><th>status</th><th>time</th><th>peak RSS</th><th>cells run</th></tr>"
     return f'<table class="labs-table">\n{header}\n' + "\n".join(rows) + "\n</table>\n"
 
@@ -294,8 +319,9 @@ def _summary(pages: list[Page]) -> str:
     failed = sum(not p.result.passed for p in pages)
     seconds = sum(p.result.seconds for p in pages)
     skipped = sum(len(p.result.skipped) for p in pages)
-    verdict = (f'<span class="failed">{failed} failed</span>' if failed
-               else '<span class="passed">all passed</span>')
+    verdict = (
+        f'<span class="failed">{failed} failed</span>' if failed else '<span class="passed">all passed</span>'
+    )
     skips = f', <span class="skipped">{_need_cuda(skipped)} (skipped)</span>' if skipped else ""
     return f"<p>{len(pages)} notebooks, {verdict}{skips}, {seconds:.0f} s of execution.</p>\n"
 

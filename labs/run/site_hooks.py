@@ -20,7 +20,9 @@ _STYLE = re.compile(r'<style type="text/css">(.*?)</style>', re.S)
 SHARED_MIN = 10_000  # characters: only the big, pasted stylesheets move out of the page
 CSS_DIR = "assets/labs"
 _MATHJAX = re.compile(r'<script src="(https://[^"]*/mathjax/[^"]*)">')
-_SVG_IMG = re.compile(r'(<div class="jp-RenderedSVG[^>]*>\s*)<img [^>]*src="data:image/svg\+xml;base64,([^"]+)"[^>]*>')
+_SVG_IMG = re.compile(
+    r'(<div class="jp-RenderedSVG[^>]*>\s*)<img [^>]*src="data:image/svg\+xml;base64,([^"]+)"[^>]*>'
+)
 
 
 def inline_svg(svg: str) -> str:
@@ -42,6 +44,7 @@ def shared_styles(content: str, site_dir: Path, page_url: str) -> str:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(css, encoding="utf-8")
         return f'<link rel="stylesheet" href="{up}{name}">'
+
     return _STYLE.sub(link, content)
 
 

@@ -57,15 +57,20 @@ def _mentions_cuda(test: ast.expr) -> bool:
     for node in ast.walk(test):
         if isinstance(node, ast.Attribute) and node.attr in {"is_available", "is_cuda"}:
             return True
-        if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.Eq | ast.Is) and any(
-                isinstance(c, ast.Constant) and c.value == "cuda" for c in [node.left, *node.comparators]):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.ops[0], ast.Eq | ast.Is)
+            and any(isinstance(c, ast.Constant) and c.value == "cuda" for c in [node.left, *node.comparators])
+        ):
             return True
     return False
 
 
 def _calls_cuda_only(test: ast.expr) -> bool:
-    return any(isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) == "cuda_only"
-               for n in ast.walk(test))
+    return any(
+        isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", "")) == "cuda_only"
+        for n in ast.walk(test)
+    )
 
 
 def undeclared_branches(source: str) -> list[int]:
@@ -75,9 +80,15 @@ def undeclared_branches(source: str) -> list[int]:
         tree = ast.parse("\n".join(lines))
     except SyntaxError:
         return []
-    return [node.lineno for node in ast.walk(tree)
-            if isinstance(node, ast.If) and not node.orelse and not _calls_cuda_only(node.test)
-            and _mentions_cuda(node.test) and not _cpu_goes_on(node.body)]
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If)
+        and not node.orelse
+        and not _calls_cuda_only(node.test)
+        and _mentions_cuda(node.test)
+        and not _cpu_goes_on(node.body)
+    ]
 
 
 def _cpu_goes_on(body: list[ast.stmt]) -> bool:

@@ -35,8 +35,9 @@ def module_group(stack: tuple[str, ...], depth: int, expand: Collection[str]) ->
     return None
 
 
-def collapse_by_module(graph: AutogradGraph, depth: int, expand: Collection[str] = (),
-                       types: dict[str, str] | None = None) -> AutogradGraph:
+def collapse_by_module(
+    graph: AutogradGraph, depth: int, expand: Collection[str] = (), types: dict[str, str] | None = None
+) -> AutogradGraph:
     """Replace every node created inside a module call (at ``depth``) by one box per module."""
     if depth < 1:
         raise ValueError("collapse depth counts from 1 (the model's direct submodules)")
@@ -64,8 +65,9 @@ def compress_chains(graph: AutogradGraph, min_run: int = 3) -> AutogradGraph:
     for src, dst, _ in graph.grad_edges():
         into[dst] += 1
         out.setdefault(src, []).append(dst)
-    linkable = {n for n, node in graph.nodes.items()
-                if node.kind == OP and into[n] == 1 and len(out.get(n, ())) == 1}
+    linkable = {
+        n for n, node in graph.nodes.items() if node.kind == OP and into[n] == 1 and len(out.get(n, ())) == 1
+    }
     has_linkable_parent = {out[n][0] for n in linkable if out[n][0] in linkable}
     group_of: dict[str, str] = {}
     for start in (n for n in graph.nodes if n in linkable and n not in has_linkable_parent):
@@ -104,15 +106,20 @@ def with_saved_boxes(graph: AutogradGraph, show_saved: bool) -> AutogradGraph:
             nodes[node_id] = node
             for i, saved in enumerate(node.saved):
                 box = f"{node_id}s{i}"
-                lines = [describe.describe_shape(saved.shape, saved.dtype), describe.format_bytes(saved.nbytes)]
-                nodes[box] = GraphNode(box, SAVED, saved.name, lines, module_stack=node.module_stack,
-                                       nbytes=saved.nbytes)
+                lines = [
+                    describe.describe_shape(saved.shape, saved.dtype),
+                    describe.format_bytes(saved.nbytes),
+                ]
+                nodes[box] = GraphNode(
+                    box, SAVED, saved.name, lines, module_stack=node.module_stack, nbytes=saved.nbytes
+                )
                 edges.append(GraphEdge(node_id, box, SAVED_EDGE))
     return dataclasses.replace(graph, nodes=nodes, edges=edges)
 
 
-def _group_node(group_id: str, kind: str, title: str, members: list[GraphNode],
-                stack: tuple[str, ...]) -> GraphNode:
+def _group_node(
+    group_id: str, kind: str, title: str, members: list[GraphNode], stack: tuple[str, ...]
+) -> GraphNode:
     autograd = [m for m in members if m.kind in AUTOGRAD_KINDS]
     params = [m.tensor for m in autograd if m.tensor is not None]
     storages = frozenset(s.storage for m in autograd for s in m.saved).union(*(m.storages for m in autograd))
@@ -126,12 +133,23 @@ def _group_node(group_id: str, kind: str, title: str, members: list[GraphNode],
             lines.append(f"grad |.|={norm:.3g}")
     if storages:
         lines.append(f"saved {describe.format_bytes(sum(b for _, b in storages))}")
-    return GraphNode(group_id, kind, title, lines, module_stack=stack, storages=storages,
-                     members=tuple(m.id for m in autograd))
+    return GraphNode(
+        group_id,
+        kind,
+        title,
+        lines,
+        module_stack=stack,
+        storages=storages,
+        members=tuple(m.id for m in autograd),
+    )
 
 
-def regroup(graph: AutogradGraph, group_of: dict[str, str],
-            make: Callable[[str, list[GraphNode]], GraphNode], note: str) -> AutogradGraph:
+def regroup(
+    graph: AutogradGraph,
+    group_of: dict[str, str],
+    make: Callable[[str, list[GraphNode]], GraphNode],
+    note: str,
+) -> AutogradGraph:
     """Merge the nodes mapped by ``group_of`` into group nodes built by ``make``."""
     if not group_of:
         return graph
@@ -164,7 +182,11 @@ def regroup(graph: AutogradGraph, group_of: dict[str, str],
     path = [g(n) for n in graph.highlight_path]
     path = [n for i, n in enumerate(path) if i == 0 or n != path[i - 1]]
     return AutogradGraph(
-        nodes, edges, list(graph.outputs),
+        nodes,
+        edges,
+        list(graph.outputs),
         highlight_nodes=frozenset(g(n) for n in graph.highlight_nodes),
         highlight_edges=frozenset((g(s), g(d)) for s, d in graph.highlight_edges if g(s) != g(d)),
-        highlight_path=path, notes=[*graph.notes, note])
+        highlight_path=path,
+        notes=[*graph.notes, note],
+    )

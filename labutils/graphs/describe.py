@@ -126,10 +126,13 @@ def saved_tensors(fn: object) -> tuple[tuple[SavedTensor, ...], str | None]:
             for attr in saved_attr_names(type(fn)):
                 value = getattr(fn, attr)
                 if isinstance(value, torch.Tensor):
-                    found.append((attr[len(SAVED_PREFIX):], value))
+                    found.append((attr[len(SAVED_PREFIX) :], value))
                 elif isinstance(value, (tuple, list)):
-                    found.extend((f"{attr[len(SAVED_PREFIX):]}[{i}]", v) for i, v in enumerate(value)
-                                 if isinstance(v, torch.Tensor))
+                    found.extend(
+                        (f"{attr[len(SAVED_PREFIX) :]}[{i}]", v)
+                        for i, v in enumerate(value)
+                        if isinstance(v, torch.Tensor)
+                    )
                 elif value is not None:  # a scalar or string: never a tensor for this op type
                     _SAVED_ATTRS[type(fn)] = tuple(a for a in _SAVED_ATTRS[type(fn)] if a != attr)
     except RuntimeError as err:
@@ -140,8 +143,9 @@ def saved_tensors(fn: object) -> tuple[tuple[SavedTensor, ...], str | None]:
 def describe_saved(name: str, t: torch.Tensor) -> SavedTensor:
     """Shape, dtype, bytes and storage of one saved tensor."""
     storage = t.untyped_storage()
-    return SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), tensor_bytes(t),
-                       (storage.data_ptr(), storage.nbytes()))
+    return SavedTensor(
+        name, tuple(t.shape), dtype_name(t.dtype), tensor_bytes(t), (storage.data_ptr(), storage.nbytes())
+    )
 
 
 def attr_lines(fn: object, max_chars: int = 40) -> list[str]:

@@ -77,14 +77,26 @@ class GraphDrawing:
 
     def __repr__(self) -> str:
         notes = f"; {'; '.join(self.notes)}" if self.notes else ""
-        return (f"<GraphDrawing: {len(self.drawn.nodes)} boxes for {self.graph.summary()}; "
-                f"renderer={self.renderer}{notes}>")
+        return (
+            f"<GraphDrawing: {len(self.drawn.nodes)} boxes for {self.graph.summary()}; "
+            f"renderer={self.renderer}{notes}>"
+        )
 
 
-def draw_graph(output: Outputs, params: Params = None, *, highlight: object = None,
-               modules: ModuleRecord | None = None, collapse: int | str | None = "auto",
-               expand: Collection[str] = (), show_saved: bool = True, show_attrs: bool = False,
-               max_nodes: int | None = 150, renderer: str = "auto", fmt: str = "svg") -> GraphDrawing:
+def draw_graph(
+    output: Outputs,
+    params: Params = None,
+    *,
+    highlight: object = None,
+    modules: ModuleRecord | None = None,
+    collapse: int | str | None = "auto",
+    expand: Collection[str] = (),
+    show_saved: bool = True,
+    show_attrs: bool = False,
+    max_nodes: int | None = 150,
+    renderer: str = "auto",
+    fmt: str = "svg",
+) -> GraphDrawing:
     """Draw the autograd graph behind ``output`` (a tensor, a list, or a ``{name: tensor}`` dict).
 
     Args:
@@ -103,12 +115,18 @@ def draw_graph(output: Outputs, params: Params = None, *, highlight: object = No
     """
     if renderer not in RENDERERS:
         raise ValueError(f"renderer must be one of {RENDERERS}, got {renderer!r}")
-    graph = build_graph(output, params if params is not None else _record_params(modules),
-                        modules=modules, show_attrs=show_attrs)
+    graph = build_graph(
+        output,
+        params if params is not None else _record_params(modules),
+        modules=modules,
+        show_attrs=show_attrs,
+    )
     if highlight is not None:
         graph = with_highlight(graph, highlight)
     with gc_paused():
-        drawn = with_saved_boxes(simplify(graph, modules, collapse, expand, max_nodes, show_saved), show_saved)
+        drawn = with_saved_boxes(
+            simplify(graph, modules, collapse, expand, max_nodes, show_saved), show_saved
+        )
     if renderer == "auto":
         renderer = "graphviz" if dot_available() else "matplotlib"
     return GraphDrawing(graph, drawn, renderer, fmt)
@@ -118,15 +136,23 @@ def _record_params(modules: ModuleRecord | None) -> Params:
     return None if modules is None else modules.named_params
 
 
-def simplify(graph: AutogradGraph, modules: ModuleRecord | None, collapse: int | str | None,
-             expand: Collection[str], max_nodes: int | None, show_saved: bool = True) -> AutogradGraph:
+def simplify(
+    graph: AutogradGraph,
+    modules: ModuleRecord | None,
+    collapse: int | str | None,
+    expand: Collection[str],
+    max_nodes: int | None,
+    show_saved: bool = True,
+) -> AutogradGraph:
     """Collapse by module and compress chains so that (if possible) at most ``max_nodes`` boxes remain."""
     limit = max_nodes if max_nodes is not None else float("inf")
     drawn = graph
     if isinstance(collapse, int):
         if modules is None:
-            raise ValueError("collapse by module needs modules=: record the forward pass with "
-                             "`with record_modules(model) as rec:` and pass modules=rec")
+            raise ValueError(
+                "collapse by module needs modules=: record the forward pass with "
+                "`with record_modules(model) as rec:` and pass modules=rec"
+            )
         drawn = collapse_by_module(graph, collapse, expand, modules.types)
     elif collapse == "auto" and modules is not None and box_count(graph, show_saved) > limit:
         drawn = _auto_collapse(graph, modules, expand, limit, show_saved)
@@ -135,13 +161,16 @@ def simplify(graph: AutogradGraph, modules: ModuleRecord | None, collapse: int |
     if box_count(drawn, show_saved) > limit:
         drawn = compress_chains(drawn)
     if (boxes := box_count(drawn, show_saved)) > limit:
-        drawn = dataclasses.replace(drawn, notes=[*drawn.notes, f"{boxes} boxes: still big "
-                                                  "(record_modules + collapse= makes it smaller)"])
+        drawn = dataclasses.replace(
+            drawn,
+            notes=[*drawn.notes, f"{boxes} boxes: still big (record_modules + collapse= makes it smaller)"],
+        )
     return drawn
 
 
-def _auto_collapse(graph: AutogradGraph, modules: ModuleRecord, expand: Collection[str],
-                   limit: float, show_saved: bool) -> AutogradGraph:
+def _auto_collapse(
+    graph: AutogradGraph, modules: ModuleRecord, expand: Collection[str], limit: float, show_saved: bool
+) -> AutogradGraph:
     """The deepest module collapse that fits in ``limit`` boxes (depth 1 if none does)."""
     deepest = max((len(s) for s in modules.stacks), default=1)
     for depth in range(deepest, 0, -1):

@@ -15,8 +15,10 @@ def find_target(graph: AutogradGraph, target: object) -> str:
     for node in graph.nodes.values():
         if _matches(node, target):
             return node.id
-    raise ValueError(f"{_describe(target)} is not in this autograd graph: no gradient from the output "
-                     "reaches it (it does not require grad, was detached, or was not used)")
+    raise ValueError(
+        f"{_describe(target)} is not in this autograd graph: no gradient from the output "
+        "reaches it (it does not require grad, was detached, or was not used)"
+    )
 
 
 def _matches(node: GraphNode, target: object) -> bool:
@@ -49,8 +51,12 @@ def with_highlight(graph: AutogradGraph, target: object) -> AutogradGraph:
         into.setdefault(dst, []).append(src)
     reaching = _closure(target_id, into)
     edges = frozenset((src, dst) for src, dst, _ in grad_edges if src in reaching and dst in reaching)
-    return dataclasses.replace(graph, highlight_nodes=frozenset(reaching), highlight_edges=edges,
-                               highlight_path=shortest_path(graph, target_id))
+    return dataclasses.replace(
+        graph,
+        highlight_nodes=frozenset(reaching),
+        highlight_edges=edges,
+        highlight_path=shortest_path(graph, target_id),
+    )
 
 
 def _closure(start: str, neighbours: dict[str, list[str]]) -> set[str]:

@@ -32,7 +32,9 @@ def to_digraph(drawn: AutogradGraph) -> graphviz.Digraph:
     for edge in drawn.edges:
         if edge.kind == GRAD:
             on_path = (edge.src, edge.dst) in drawn.highlight_edges
-            dot.edge(name[edge.dst], name[edge.src], **(dict(color=HIGHLIGHT, penwidth="2.5") if on_path else {}))
+            dot.edge(
+                name[edge.dst], name[edge.src], **(dict(color=HIGHLIGHT, penwidth="2.5") if on_path else {})
+            )
         else:
             dot.edge(name[edge.dst], name[edge.src], dir="none", style="dashed", color="darkorange")
     return dot

@@ -34,10 +34,21 @@ def render_matplotlib(drawn: AutogradGraph, fmt: str) -> bytes:
         _draw_edge(ax, drawn, edge, coords, half_height)
     for node_id, node in drawn.nodes.items():
         on_path = node_id in drawn.highlight_nodes
-        ax.text(*coords[node_id], texts[node_id], ha="center", va="center", fontsize=_FONT,
-                family="monospace", zorder=3,
-                bbox=dict(boxstyle="round,pad=0.3", fc=FILL[node.kind], ec=HIGHLIGHT if on_path else "black",
-                          lw=2.5 if on_path else 0.8))
+        ax.text(
+            *coords[node_id],
+            texts[node_id],
+            ha="center",
+            va="center",
+            fontsize=_FONT,
+            family="monospace",
+            zorder=3,
+            bbox=dict(
+                boxstyle="round,pad=0.3",
+                fc=FILL[node.kind],
+                ec=HIGHLIGHT if on_path else "black",
+                lw=2.5 if on_path else 0.8,
+            ),
+        )
     ax.text(-cols / 2 + 0.05, rows - 0.25, LEGEND, fontsize=6, color="dimgray", va="top")
     buffer = io.BytesIO()
     with matplotlib.rc_context({"svg.fonttype": "none"}):
@@ -54,5 +65,10 @@ def _draw_edge(ax, drawn: AutogradGraph, edge, coords, half_height) -> None:
     else:
         style = dict(arrowstyle="-", color="darkorange", lw=0.8, linestyle="--")
     down = 1 if y0 >= y1 else -1
-    ax.annotate("", xy=(x1, y1 + down * half_height[edge.src]), xytext=(x0, y0 - down * half_height[edge.dst]),
-                arrowprops=style, zorder=1)
+    ax.annotate(
+        "",
+        xy=(x1, y1 + down * half_height[edge.src]),
+        xytext=(x0, y0 - down * half_height[edge.dst]),
+        arrowprops=style,
+        zorder=1,
+    )

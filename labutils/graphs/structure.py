@@ -106,8 +106,10 @@ class AutogradGraph:
 
     def summary(self) -> str:
         """One line: how many autograd nodes, edges and saved bytes."""
-        return (f"{len(self.autograd_nodes())} autograd nodes, {len(self.grad_edges())} gradient edges, "
-                f"saved {describe.format_bytes(self.saved_bytes)}")
+        return (
+            f"{len(self.autograd_nodes())} autograd nodes, {len(self.grad_edges())} gradient edges, "
+            f"saved {describe.format_bytes(self.saved_bytes)}"
+        )
 
 
 def named_outputs(output: Outputs) -> list[tuple[str, torch.Tensor]]:
@@ -127,8 +129,9 @@ def param_names(params: Params) -> dict[int, str]:
     return {id(t): name for name, t in items}
 
 
-def build_graph(output: Outputs, params: Params = None, *, modules: ModuleLookup | None = None,
-                show_attrs: bool = False) -> AutogradGraph:
+def build_graph(
+    output: Outputs, params: Params = None, *, modules: ModuleLookup | None = None, show_attrs: bool = False
+) -> AutogradGraph:
     """Walk the autograd graph behind ``output`` (iteratively) and describe every node.
 
     ``params`` names parameters (a mapping or an ``nn.Module``); ``modules`` (a recording from
@@ -153,8 +156,10 @@ class _Builder:
 
     def add_output(self, name: str, tensor: torch.Tensor) -> None:
         if not tensor.requires_grad:
-            raise ValueError(f"{name} does not require grad, so it has no autograd graph "
-                             "(computed under no_grad/inference_mode, detached, or from constants only)")
+            raise ValueError(
+                f"{name} does not require grad, so it has no autograd graph "
+                "(computed under no_grad/inference_mode, detached, or from constants only)"
+            )
         node_id = f"t{len(self.outputs)}"
         lines = [describe.describe_tensor(tensor)]
         grad = describe.grad_line(tensor)
@@ -193,8 +198,9 @@ class _Builder:
             return self._describe_leaf(node_id, fn, fn.variable)  # type: ignore[union-attr]
         stack = self.modules.stack_of_node(fn) if self.modules else ()
         saved, problem = describe.saved_tensors(fn)
-        node = GraphNode(node_id, OP, type(fn).__name__, fn=fn, module_stack=stack, saved=saved,
-                         saved_problem=problem)
+        node = GraphNode(
+            node_id, OP, type(fn).__name__, fn=fn, module_stack=stack, saved=saved, saved_problem=problem
+        )
         if problem:
             node.lines.append(f"saved tensors {problem}")
         elif self.show_attrs:

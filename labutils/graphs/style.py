@@ -14,8 +14,10 @@ FILL = {  # hex, so graphviz and matplotlib agree
     CHAIN: "#dcdcdc",
 }
 HIGHLIGHT = "red"
-LEGEND = ("grey: backward op | blue: leaf/parameter | orange: saved tensor | green: output | "
-          "arrows: forward data flow, gradients flow against them")
+LEGEND = (
+    "grey: backward op | blue: leaf/parameter | orange: saved tensor | green: output | "
+    "arrows: forward data flow, gradients flow against them"
+)
 
 
 def label(node: GraphNode) -> str:

@@ -13,4 +13,13 @@ from labutils.launch.launcher import choose_backend, launch, run_cell, warm_up
 from labutils.launch.procs import LaunchError, LaunchTimeoutError, RankFailedError
 from labutils.launch.ship import ShipError
 
-__all__ = ["LaunchError", "LaunchTimeoutError", "RankFailedError", "ShipError", "choose_backend", "launch", "run_cell", "warm_up"]
+__all__ = [
+    "LaunchError",
+    "LaunchTimeoutError",
+    "RankFailedError",
+    "ShipError",
+    "choose_backend",
+    "launch",
+    "run_cell",
+    "warm_up",
+]

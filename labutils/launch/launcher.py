@@ -54,8 +54,16 @@ from labutils.launch.specs import CellSpec, FunctionSpec
 from labutils.launch.zygote import fork_rank, start_zygote
 from labutils.notebook import gpu_count, resolve_device
 
-__all__ = ["LaunchError", "LaunchTimeoutError", "RankFailedError", "ShipError", "choose_backend", "launch",
-           "run_cell", "warm_up"]
+__all__ = [
+    "LaunchError",
+    "LaunchTimeoutError",
+    "RankFailedError",
+    "ShipError",
+    "choose_backend",
+    "launch",
+    "run_cell",
+    "warm_up",
+]
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
@@ -102,8 +110,15 @@ def _sys_path() -> list[str]:
     return [entry for entry in sys.path if entry and os.path.isdir(entry)]
 
 
-def _raise_rank_failure(tmp: Path, outcome: str, timeout: float, tails: Mapping[int, PrefixedLines],
-                        exit_codes: Mapping[int, int | None], extra: str = "", shown_as: str = "") -> None:
+def _raise_rank_failure(
+    tmp: Path,
+    outcome: str,
+    timeout: float,
+    tails: Mapping[int, PrefixedLines],
+    exit_codes: Mapping[int, int | None],
+    extra: str = "",
+    shown_as: str = "",
+) -> None:
     """Raise the error that explains a run that did not end with every rank at exit code 0.
 
     ``shown_as`` replaces the temporary file's path (``tmp/cell.py`` ...) in the traceback.
@@ -121,8 +136,11 @@ def _raise_rank_failure(tmp: Path, outcome: str, timeout: float, tails: Mapping[
     rank = bad[0] if bad else None
     shown = [rank] if rank is not None else list(tails)
     output = "".join(f"last output of rank {r}:\n{tails[r].tail}" for r in shown if tails[r].tail)
-    raise RankFailedError(rank, "no Python exception was reported (a process crashed or aborted).\n"
-                          f"{output}{extra}", exit_codes.get(rank) if rank is not None else None)
+    raise RankFailedError(
+        rank,
+        f"no Python exception was reported (a process crashed or aborted).\n{output}{extra}",
+        exit_codes.get(rank) if rank is not None else None,
+    )
 
 
 def _forked_first_rank(argv: list[str], env: dict[str, str], folder: Path, procs: list) -> bool:
@@ -140,28 +158,52 @@ def _fixed(path: Path) -> Callable[[], Path | None]:
     return lambda: path
 
 
-def _start_ranks(world_size: int, spec: Path, env: dict[str, str], warm: bool, procs: list,
-                 readers: list[PipeReader | FileTail], tails: dict[int, PrefixedLines]) -> None:
+def _start_ranks(
+    world_size: int,
+    spec: Path,
+    env: dict[str, str],
+    warm: bool,
+    procs: list,
+    readers: list[PipeReader | FileTail],
+    tails: dict[int, PrefixedLines],
+) -> None:
     """Start the ranks (forked by the zygote when ``warm``, else fresh interpreters), filling the lists."""
     for rank in range(world_size):
         argv = ["function", str(spec), str(rank)]
-        out, tails[rank] = PrefixedLines(f"[rank {rank}] ", stdout_sink), PrefixedLines(f"[rank {rank}] ", stderr_sink)
+        out, tails[rank] = (
+            PrefixedLines(f"[rank {rank}] ", stdout_sink),
+            PrefixedLines(f"[rank {rank}] ", stderr_sink),
+        )
         if warm and rank == 0:
             warm = _forked_first_rank(argv, env, spec.parent, procs)
         elif warm:
             procs.append(fork_rank(argv, env, spec.parent, rank))
         if warm:
-            readers += [FileTail(_fixed(spec.parent / f"rank{rank}.out"), out),
-                        FileTail(_fixed(spec.parent / f"rank{rank}.err"), tails[rank])]
+            readers += [
+                FileTail(_fixed(spec.parent / f"rank{rank}.out"), out),
+                FileTail(_fixed(spec.parent / f"rank{rank}.err"), tails[rank]),
+            ]
         else:
-            proc = subprocess.Popen([sys.executable, "-m", "labutils.launch.worker", *argv], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "labutils.launch.worker", *argv],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+            )
             procs.append(proc)
             readers += [PipeReader(proc.stdout, out), PipeReader(proc.stderr, tails[rank])]
 
 
-def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: float = 120.0,
-           backend: str = "auto", pg_timeout: float = 60.0, warm: bool | None = None) -> list[Any]:
+def launch(
+    fn: Callable[..., Any],
+    world_size: int = 2,
+    *args: Any,
+    timeout: float = 120.0,
+    backend: str = "auto",
+    pg_timeout: float = 60.0,
+    warm: bool | None = None,
+) -> list[Any]:
     """Call ``fn(*args)`` on ``world_size`` local ranks and return their results, rank 0 first.
 
     Each rank is a separate process whose default process group is already initialised
@@ -187,10 +229,21 @@ def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: flo
         (tmp / "results").mkdir()
         target = ship(fn, tmp)
         torch.save(list(args), tmp / "args.pt")
-        store = torch.distributed.TCPStore("127.0.0.1", 0, None, True, timedelta(seconds=pg_timeout),
-                                           wait_for_workers=False)
-        spec = FunctionSpec(target, str(tmp / "args.pt"), str(tmp / "results"), str(tmp / "errors"), "127.0.0.1",
-                            store.port, backend, world_size, pg_timeout, _sys_path()).write(tmp / "spec.json")
+        store = torch.distributed.TCPStore(
+            "127.0.0.1", 0, None, True, timedelta(seconds=pg_timeout), wait_for_workers=False
+        )
+        spec = FunctionSpec(
+            target,
+            str(tmp / "args.pt"),
+            str(tmp / "results"),
+            str(tmp / "errors"),
+            "127.0.0.1",
+            store.port,
+            backend,
+            world_size,
+            pg_timeout,
+            _sys_path(),
+        ).write(tmp / "spec.json")
         tails: dict[int, PrefixedLines] = {}
         procs: list = []
         readers: list[PipeReader | FileTail] = []
@@ -203,9 +256,17 @@ def launch(fn: Callable[..., Any], world_size: int = 2, *args: Any, timeout: flo
         for reader in readers:
             reader.finish()
         if outcome != "ok":
-            _raise_rank_failure(tmp, outcome, timeout, tails, {r: p.returncode for r, p in enumerate(procs)},
-                                shown_as="<shipped notebook code>")
-        return [torch.load(tmp / "results" / f"rank{rank}.pt", weights_only=True) for rank in range(world_size)]
+            _raise_rank_failure(
+                tmp,
+                outcome,
+                timeout,
+                tails,
+                {r: p.returncode for r, p in enumerate(procs)},
+                shown_as="<shipped notebook code>",
+            )
+        return [
+            torch.load(tmp / "results" / f"rank{rank}.pt", weights_only=True) for rank in range(world_size)
+        ]
 
 
 def _rank_log(logs: Path, local_rank: int, stream: str) -> Callable[[], Path | None]:
@@ -218,13 +279,32 @@ def _rank_log(logs: Path, local_rank: int, stream: str) -> Callable[[], Path | N
 
 def torchrun_command(nproc: int, spec: Path, logs: Path) -> list[str]:
     """The ``torchrun`` command line: standalone rendezvous on a free port, per-rank log files."""
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}",
-            "--max-restarts=0", "--monitor-interval=0.1", f"--log-dir={logs}", "--redirects=3",
-            "--module", "labutils.launch.worker", "cell", str(spec)]
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc-per-node={nproc}",
+        "--max-restarts=0",
+        "--monitor-interval=0.1",
+        f"--log-dir={logs}",
+        "--redirects=3",
+        "--module",
+        "labutils.launch.worker",
+        "cell",
+        str(spec),
+    ]
 
 
-def run_cell(source: str, nproc: int = 2, *, timeout: float = 300.0, backend: str = "auto",
-             device: str = "auto", variables: Mapping[str, Any] | None = None) -> None:
+def run_cell(
+    source: str,
+    nproc: int = 2,
+    *,
+    timeout: float = 300.0,
+    backend: str = "auto",
+    device: str = "auto",
+    variables: Mapping[str, Any] | None = None,
+) -> None:
     """Run ``source`` as a script under torchrun on ``nproc`` local ranks (what ``%%torchrun`` does).
 
     ``variables`` become globals of the script (JSON-serialisable values only), next to
@@ -242,7 +322,9 @@ def run_cell(source: str, nproc: int = 2, *, timeout: float = 300.0, backend: st
         tmp = Path(tmp_name)
         cell = tmp / "cell.py"
         cell.write_text(source)
-        spec = CellSpec(str(cell), backend, str(tmp / "errors"), variables, _sys_path()).write(tmp / "spec.json")
+        spec = CellSpec(str(cell), backend, str(tmp / "errors"), variables, _sys_path()).write(
+            tmp / "spec.json"
+        )
         logs = tmp / "logs"
         procs: list[subprocess.Popen] = []
         readers: list[FileTail | PipeReader] = []
@@ -250,12 +332,20 @@ def run_cell(source: str, nproc: int = 2, *, timeout: float = 300.0, backend: st
         agent_log = tmp / "torchrun.log"
         try:
             with open(agent_log, "wb") as agent_out:
-                procs.append(subprocess.Popen(torchrun_command(nproc, spec, logs), stdout=agent_out,
-                                              stderr=subprocess.STDOUT, env=rank_env(run_id, tmp),
-                                              start_new_session=True))
+                procs.append(
+                    subprocess.Popen(
+                        torchrun_command(nproc, spec, logs),
+                        stdout=agent_out,
+                        stderr=subprocess.STDOUT,
+                        env=rank_env(run_id, tmp),
+                        start_new_session=True,
+                    )
+                )
             for rank in range(nproc):
-                readers += [FileTail(_rank_log(logs, rank, "stdout"), PrefixedLines(f"[rank {rank}] ", stdout_sink)),
-                            FileTail(_rank_log(logs, rank, "stderr"), tails[rank])]
+                readers += [
+                    FileTail(_rank_log(logs, rank, "stdout"), PrefixedLines(f"[rank {rank}] ", stdout_sink)),
+                    FileTail(_rank_log(logs, rank, "stderr"), tails[rank]),
+                ]
             outcome = supervise(procs, readers, timeout)
         finally:
             stop_run(procs, run_id)
@@ -263,5 +353,12 @@ def run_cell(source: str, nproc: int = 2, *, timeout: float = 300.0, backend: st
             reader.finish()
         if outcome != "ok":
             agent = agent_log.read_text(errors="replace")[-3000:]
-            _raise_rank_failure(tmp, outcome, timeout, tails, {}, extra=f"torchrun exited with "
-                                f"{procs[0].returncode}; its last lines:\n{agent}", shown_as="<%%torchrun cell>")
+            _raise_rank_failure(
+                tmp,
+                outcome,
+                timeout,
+                tails,
+                {},
+                extra=f"torchrun exited with {procs[0].returncode}; its last lines:\n{agent}",
+                shown_as="<%%torchrun cell>",
+            )

@@ -38,14 +38,30 @@ class TorchrunMagics(Magics):
 
     @magic_arguments()
     @argument("-n", "--nproc-per-node", dest="nproc", type=int, default=2, help="number of ranks (default 2)")
-    @argument("--timeout", type=float, default=300.0, help="seconds before every rank is killed (default 300)")
-    @argument("--backend", default="auto", choices=["auto", "gloo", "nccl"],
-              help="process group backend; auto: nccl with one GPU per rank, else gloo")
+    @argument(
+        "--timeout", type=float, default=300.0, help="seconds before every rank is killed (default 300)"
+    )
+    @argument(
+        "--backend",
+        default="auto",
+        choices=["auto", "gloo", "nccl"],
+        help="process group backend; auto: nccl with one GPU per rank, else gloo",
+    )
     @argument("--device", default="auto", help="auto, cpu or cuda (e.g. --device {DEVICE})")
-    @argument("--vars", nargs="*", default=[], metavar="NAME",
-              help="notebook variables (simple values) to define in the script")
-    @argument("--cuda-only", dest="cuda_only", default=None, metavar="WHAT",
-              help="skip (visibly) unless there is one CUDA device per rank")
+    @argument(
+        "--vars",
+        nargs="*",
+        default=[],
+        metavar="NAME",
+        help="notebook variables (simple values) to define in the script",
+    )
+    @argument(
+        "--cuda-only",
+        dest="cuda_only",
+        default=None,
+        metavar="WHAT",
+        help="skip (visibly) unless there is one CUDA device per rank",
+    )
     @cell_magic
     def torchrun(self, line: str, cell: str) -> None:
         """Run this cell as a script under torchrun on N local ranks; output is prefixed ``[rank k]``."""
@@ -55,8 +71,10 @@ class TorchrunMagics(Magics):
             raise UsageError(f"-n must be >= 1, got {args.nproc}")
         what = args.cuda_only.strip("'\"") if args.cuda_only is not None else None
         if what is not None and not cuda_ranks_available(args.device, args.nproc):
-            print(f"SKIPPED on {resolve_device(args.device)}: {what} needs {args.nproc} CUDA "
-                  f"devices, one per rank ({gpu_count()} here); run with DEVICE='cuda' on a multi-GPU machine.")
+            print(
+                f"SKIPPED on {resolve_device(args.device)}: {what} needs {args.nproc} CUDA "
+                f"devices, one per rank ({gpu_count()} here); run with DEVICE='cuda' on a multi-GPU machine."
+            )
             return
         if self.shell is None:
             raise UsageError("%%torchrun runs in an IPython shell")
@@ -65,8 +83,14 @@ class TorchrunMagics(Magics):
         if missing:
             raise UsageError(f"--vars names not defined in the notebook: {', '.join(missing)}")
         variables = {name: namespace[name] for name in args.vars}
-        run_cell(cell, args.nproc, timeout=args.timeout, backend=args.backend, device=args.device,
-                 variables=variables)
+        run_cell(
+            cell,
+            args.nproc,
+            timeout=args.timeout,
+            backend=args.backend,
+            device=args.device,
+            variables=variables,
+        )
 
 
 def register_magics(ipython: Any) -> None:

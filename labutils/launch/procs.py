@@ -70,7 +70,7 @@ class PrefixedLines:
         stream = self.sink()
         stream.write(f"{self.prefix}{text}\n")
         stream.flush()
-        self.tail = (self.tail + text + "\n")[-self.keep_chars:]
+        self.tail = (self.tail + text + "\n")[-self.keep_chars :]
 
 
 class PipeReader:
@@ -140,8 +140,12 @@ def stderr_sink() -> TextIO:
     return sys.stderr
 
 
-def supervise(procs: Sequence[subprocess.Popen], readers: Sequence[PipeReader | FileTail],
-              timeout: float, fail_fast: bool = True) -> str:
+def supervise(
+    procs: Sequence[subprocess.Popen],
+    readers: Sequence[PipeReader | FileTail],
+    timeout: float,
+    fail_fast: bool = True,
+) -> str:
     """Pump output until every process exits; return ``"ok"``, ``"failed"`` or ``"timeout"``.
 
     With ``fail_fast``, the first non-zero exit ends the wait at once (the other ranks would

@@ -67,7 +67,19 @@ def global_names(code: types.CodeType) -> set[str]:
 def _is_literal(value: Any) -> bool:
     try:
         return ast.literal_eval(repr(value)) == value and type(value) in (
-            bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset, type(None))
+            bool,
+            int,
+            float,
+            complex,
+            str,
+            bytes,
+            tuple,
+            list,
+            dict,
+            set,
+            frozenset,
+            type(None),
+        )
     except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
         return False
 
@@ -88,7 +100,8 @@ def _binding(name: str, value: Any) -> str | None:
         return f"{name} = {value!r}"
     raise ShipError(
         f"global {name!r} ({type(value).__name__}) cannot be sent to the ranks: pass it as an "
-        "argument (tensors, numbers, strings, lists, dicts) or create it inside the function")
+        "argument (tensors, numbers, strings, lists, dicts) or create it inside the function"
+    )
 
 
 def def_line_names(source: str) -> set[str]:
@@ -97,7 +110,11 @@ def def_line_names(source: str) -> set[str]:
     if not tree.body or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
     node = tree.body[0]
-    evaluated = [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    evaluated = [
+        *node.decorator_list,
+        *node.args.defaults,
+        *(d for d in node.args.kw_defaults if d is not None),
+    ]
     return {n.id for expr in evaluated for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
@@ -137,10 +154,14 @@ def module_source(fn: types.FunctionType) -> str:
                 pending.append((global_name, value))
             else:
                 headers[global_name] = line
-    parts = ["# Shipped by labutils.launch: notebook functions and the globals they use.",
-             "from __future__ import annotations  # type hints stay text: a name used only in one need not travel",
-             *headers.values(), "", *(body + "\n" for body in bodies.values()),
-             *(f"{alias} = {real}" for alias, real in aliases.items())]
+    parts = [
+        "# Shipped by labutils.launch: notebook functions and the globals they use.",
+        "from __future__ import annotations  # type hints stay text: a name used only in one need not travel",
+        *headers.values(),
+        "",
+        *(body + "\n" for body in bodies.values()),
+        *(f"{alias} = {real}" for alias, real in aliases.items()),
+    ]
     return "\n".join(parts) + "\n"
 
 

@@ -142,8 +142,14 @@ def run_function(spec: FunctionSpec, rank: int) -> None:
     import torch.distributed as dist
 
     world_size = spec.world_size
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                      LOCAL_WORLD_SIZE=str(world_size), MASTER_ADDR=spec.host, MASTER_PORT=str(spec.port))
+    os.environ.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_WORLD_SIZE=str(world_size),
+        MASTER_ADDR=spec.host,
+        MASTER_PORT=str(spec.port),
+    )
     fn = load_function(spec.target)
     args = torch.load(spec.args, weights_only=True)
     timeout = timedelta(seconds=spec.pg_timeout)

@@ -23,10 +23,19 @@ from labutils.launch.procs import KERNEL_PID_ENV, RUN_ID_ENV
 from zygote.client import ForkedChild, Zygote
 from zygote.server import ForkRefused
 
-PRELOAD = ("torch", "torch.nn", "torch.distributed", "torch.nn.parallel", "torch.utils.data", "torch._dynamo",
-           "torch.distributed.fsdp", "torch.distributed.tensor",
-           "torch.distributed.algorithms.ddp_comm_hooks.default_hooks", "labutils.launch.worker",
-           "labutils.digits")  # the course model: ranks of chapter 04 train it (its sklearn import is 1.5 s)
+PRELOAD = (
+    "torch",
+    "torch.nn",
+    "torch.distributed",
+    "torch.nn.parallel",
+    "torch.utils.data",
+    "torch._dynamo",
+    "torch.distributed.fsdp",
+    "torch.distributed.tensor",
+    "torch.distributed.algorithms.ddp_comm_hooks.default_hooks",
+    "labutils.launch.worker",
+    "labutils.digits",
+)  # the course model: ranks of chapter 04 train it (its sklearn import is 1.5 s)
 TARGET = "labutils.launch.worker:main"
 NAME = "labutils.launch: rank zygote"
 ZYGOTE_ENV = "LABUTILS_ZYGOTE"
@@ -94,7 +103,9 @@ def start_zygote(env: dict[str, str]) -> None:
         _ensure_started(env)
 
 
-def fork_rank(argv: list[str], env: dict[str, str], folder: Path, rank: int, timeout: float = 300.0) -> ForkedChild:
+def fork_rank(
+    argv: list[str], env: dict[str, str], folder: Path, rank: int, timeout: float = 300.0
+) -> ForkedChild:
     """Ask the zygote (started on first use) for a rank running ``labutils.launch.worker.main(argv)``.
 
     Its output goes to ``folder/rank<k>.out`` / ``.err`` and its exit code to ``folder/rank<k>.exit``.
@@ -103,6 +114,12 @@ def fork_rank(argv: list[str], env: dict[str, str], folder: Path, rank: int, tim
     with _Factory.lock:
         zygote = _ensure_started(env)
     paths = {kind: str(folder / f"rank{rank}.{kind}") for kind in ("out", "err", "exit")}
-    request = {"argv": argv, "env": env, "cwd": os.getcwd(), "stdout": paths["out"], "stderr": paths["err"],
-               "exit": paths["exit"]}
+    request = {
+        "argv": argv,
+        "env": env,
+        "cwd": os.getcwd(),
+        "stdout": paths["out"],
+        "stderr": paths["err"],
+        "exit": paths["exit"],
+    }
     return zygote.fork(request, timeout)

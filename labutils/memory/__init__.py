@@ -28,6 +28,14 @@ from labutils.memory.timeline import MemoryTimeline
 from labutils.memory.tracker import MemoryTracker
 
 __all__ = [
-    "CATEGORIES", "MIB", "MemoryPlot", "MemorySample", "MemoryTimeline", "MemoryTracker",
-    "checkpointed", "compare", "plot_timeline", "track_step",
+    "CATEGORIES",
+    "MIB",
+    "MemoryPlot",
+    "MemorySample",
+    "MemoryTimeline",
+    "MemoryTracker",
+    "checkpointed",
+    "compare",
+    "plot_timeline",
+    "track_step",
 ]

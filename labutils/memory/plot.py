@@ -56,8 +56,9 @@ def _unit(peak_bytes: int) -> tuple[str, float]:
     return "B", 1.0
 
 
-def draw_timeline(ax: Axes, timeline: TimelineData, unit: tuple[str, float], title: str = "",
-                  ymax: int | None = None) -> None:
+def draw_timeline(
+    ax: Axes, timeline: TimelineData, unit: tuple[str, float], title: str = "", ymax: int | None = None
+) -> None:
     """Draw one timeline on ``ax``: stacked categories, phase bands, the peak, CUDA allocated.
 
     ``ymax`` (bytes) fixes the top of the y axis, so that several timelines share one scale.
@@ -68,19 +69,39 @@ def draw_timeline(ax: Axes, timeline: TimelineData, unit: tuple[str, float], tit
     ys = [[b / size for b in timeline.series(c)] for c in CATEGORIES]
     ys = [y + y[-1:] for y in ys]
     _draw_phases(ax, timeline, n=len(x) - 1)
-    ax.stackplot(x, *ys, labels=list(CATEGORIES), colors=[COLORS[c] for c in CATEGORIES],
-                 step="post", alpha=0.9, zorder=2)
+    ax.stackplot(
+        x,
+        *ys,
+        labels=list(CATEGORIES),
+        colors=[COLORS[c] for c in CATEGORIES],
+        step="post",
+        alpha=0.9,
+        zorder=2,
+    )
     if timeline.samples[0].cuda_allocated is not None:
         allocated = [(s.cuda_allocated or 0) / size for s in timeline.samples]
-        ax.step(x, allocated + allocated[-1:], where="post", color="black", linewidth=1,
-                label="cuda.memory_allocated", zorder=3)
+        ax.step(
+            x,
+            allocated + allocated[-1:],
+            where="post",
+            color="black",
+            linewidth=1,
+            label="cuda.memory_allocated",
+            zorder=3,
+        )
     peak = timeline.peak_sample()
     ax.plot([peak.index + 0.5], [peak.total / size], marker="v", color="black", zorder=4)
     where = peak.index / max(len(x) - 1, 1)
-    ax.annotate(f"peak {peak.total / size:.2f} {name}\n{peak.phase}: {peak.op}",
-                xy=(peak.index + 0.5, peak.total / size), xytext=(0, 6), textcoords="offset points",
-                ha="right" if where > 0.75 else "left" if where < 0.25 else "center", va="bottom",
-                fontsize=8, zorder=4)
+    ax.annotate(
+        f"peak {peak.total / size:.2f} {name}\n{peak.phase}: {peak.op}",
+        xy=(peak.index + 0.5, peak.total / size),
+        xytext=(0, 6),
+        textcoords="offset points",
+        ha="right" if where > 0.75 else "left" if where < 0.25 else "center",
+        va="bottom",
+        fontsize=8,
+        zorder=4,
+    )
     ax.set_xlim(0, x[-1])
     ax.set_ylim(0, (ymax or _ymax(timeline)) / size * 1.22)
     ax.set_xlabel("op (sample index)")
@@ -96,11 +117,28 @@ def _draw_phases(ax: Axes, timeline: TimelineData, n: int) -> None:
         ax.axvspan(first, last + 1, color=PHASE_SHADES[i % 2], zorder=0)
         middle = (first + last + 1) / 2
         if (last + 1 - first) / n >= 0.08:
-            ax.text(middle, 1.0, phase, transform=ax.get_xaxis_transform(), ha="center", va="bottom",
-                    fontsize=8, clip_on=False)
+            ax.text(
+                middle,
+                1.0,
+                phase,
+                transform=ax.get_xaxis_transform(),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+                clip_on=False,
+            )
         else:
-            ax.text(middle, 0.98, phase, transform=ax.get_xaxis_transform(), ha="center", va="top",
-                    rotation=90, fontsize=7, zorder=5)
+            ax.text(
+                middle,
+                0.98,
+                phase,
+                transform=ax.get_xaxis_transform(),
+                ha="center",
+                va="top",
+                rotation=90,
+                fontsize=7,
+                zorder=5,
+            )
 
 
 def plot_timeline(timeline: TimelineData, title: str | None = None) -> MemoryPlot:
@@ -125,8 +163,9 @@ def plot_comparison(timelines: Mapping[str, TimelineData]) -> MemoryPlot:
     unit = _unit(ymax)
     name, size = unit
     figure = Figure(figsize=(4.2 * len(labels) + 3.5, 4.2), layout="constrained")
-    axes = figure.subplots(1, len(labels) + 1, sharey=True,
-                           gridspec_kw={"width_ratios": [3] * len(labels) + [1.4]})
+    axes = figure.subplots(
+        1, len(labels) + 1, sharey=True, gridspec_kw={"width_ratios": [3] * len(labels) + [1.4]}
+    )
     for ax, label in zip(axes, labels, strict=False):
         draw_timeline(ax, timelines[label], unit, title=label, ymax=ymax)
     bars = axes[-1]

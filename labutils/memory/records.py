@@ -114,8 +114,14 @@ class TimelineData:
             "cuda_stats": self.cuda_stats,
             "peaks": self.peaks(),
             "samples": [
-                {"index": s.index, "phase": s.phase, "op": s.op, "module": s.module,
-                 "cuda_allocated": s.cuda_allocated, **s.by_category}
+                {
+                    "index": s.index,
+                    "phase": s.phase,
+                    "op": s.op,
+                    "module": s.module,
+                    "cuda_allocated": s.cuda_allocated,
+                    **s.by_category,
+                }
                 for s in self.samples
             ],
         }

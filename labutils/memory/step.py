@@ -43,9 +43,18 @@ def _plain_forward(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return model(x)
 
 
-def track_step(model: nn.Module, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
-               targets: torch.Tensor, loss_fn: Loss = F.cross_entropy, *, forward: Forward | None = None,
-               warmup_steps: int = 0, label: str = "", cuda_snapshot: str | None = None) -> MemoryTimeline:
+def track_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    loss_fn: Loss = F.cross_entropy,
+    *,
+    forward: Forward | None = None,
+    warmup_steps: int = 0,
+    label: str = "",
+    cuda_snapshot: str | None = None,
+) -> MemoryTimeline:
     """Track one training step: forward + loss, backward, ``optimizer.step()``, ``zero_grad``.
 
     Args:

@@ -24,9 +24,13 @@ class MemoryTimeline(TimelineData):
         return plot_timeline(self, title=title)
 
 
-def build_timeline(records: Sequence[StorageRecord], steps: Sequence[tuple[str, str, str]],
-                   cuda_allocated: Sequence[int], device: str = "cpu",
-                   cuda_stats: dict[str, int] | None = None) -> MemoryTimeline:
+def build_timeline(
+    records: Sequence[StorageRecord],
+    steps: Sequence[tuple[str, str, str]],
+    cuda_allocated: Sequence[int],
+    device: str = "cpu",
+    cuda_stats: dict[str, int] | None = None,
+) -> MemoryTimeline:
     """Turn storage lifetimes (born/freed sample indices) into per-sample bytes by category."""
     n = len(steps)
     deltas = {c: [0] * (n + 1) for c in CATEGORIES}

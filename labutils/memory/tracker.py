@@ -61,8 +61,13 @@ class MemoryTracker:
     activations; storages resized in place (``resize_``) keep their first size.
     """
 
-    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer | None = None,
-                 inputs: Iterable[torch.Tensor] = (), cuda_snapshot: str | None = None) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer | None = None,
+        inputs: Iterable[torch.Tensor] = (),
+        cuda_snapshot: str | None = None,
+    ) -> None:
         self.model = model
         self.optimizer = optimizer
         self.inputs = tuple(inputs)
@@ -119,8 +124,13 @@ class MemoryTracker:
         if self._active or not self._steps:
             raise RuntimeError("the timeline exists once the tracked block has ended")
         if self._timeline is None:
-            self._timeline = build_timeline(self.records, self._steps, self._cuda_allocated,
-                                            device=str(self.device), cuda_stats=self._cuda_end)
+            self._timeline = build_timeline(
+                self.records,
+                self._steps,
+                self._cuda_allocated,
+                device=str(self.device),
+                cuda_stats=self._cuda_end,
+            )
         return self._timeline
 
     @contextlib.contextmanager

@@ -37,8 +37,13 @@ def _yes(flag: bool) -> str:
 
 def describe(lay: Layout) -> str:
     """One-line summary used as a diagram title."""
-    parts = [f"shape {lay.shape}", f"stride {lay.stride}", f"offset {lay.offset}",
-             str(lay.dtype).removeprefix("torch."), f"contiguous: {_yes(lay.is_contiguous)}"]
+    parts = [
+        f"shape {lay.shape}",
+        f"stride {lay.stride}",
+        f"offset {lay.offset}",
+        str(lay.dtype).removeprefix("torch."),
+        f"contiguous: {_yes(lay.is_contiguous)}",
+    ]
     return "   ".join(parts)
 
 
@@ -65,8 +70,9 @@ def strip_size(n_slots: int) -> tuple[float, float]:
     return float(max(1, math.ceil(n_slots / rows))), (rows - 1) * ROW_PITCH + 1.0
 
 
-def _strip(plan: Plan, slots: list[int | None], n_cells: int, x0: float, y0: float,
-           faces: dict[int, list[str]]) -> dict[int, tuple[float, float]]:
+def _strip(
+    plan: Plan, slots: list[int | None], n_cells: int, x0: float, y0: float, faces: dict[int, list[str]]
+) -> dict[int, tuple[float, float]]:
     """Draw one storage strip (wrapped into rows); ``faces[cell]`` lists the colours of its readers.
 
     Returns the top-left corner of every drawn cell.
@@ -77,8 +83,9 @@ def _strip(plan: Plan, slots: list[int | None], n_cells: int, x0: float, y0: flo
         x, y = x0 + pos % per_row, y0 + (pos // per_row) * ROW_PITCH
         if cell is None:
             plan.texts.append(Text(x + 0.5, y + 0.4, "⋯", size=12, color="#555555"))
-            plan.texts.append(Text(x + 0.5, y + 0.85, f"+{skipped_before(slots, pos, n_cells)}", size=6,
-                                   color="#555555"))
+            plan.texts.append(
+                Text(x + 0.5, y + 0.85, f"+{skipped_before(slots, pos, n_cells)}", size=6, color="#555555")
+            )
             continue
         xs[cell] = (x, y)
         colours = faces.get(cell, [UNREAD])
@@ -96,8 +103,18 @@ def _grid_boxes(plan: Plan, grid: Grid, name: str, x0: float, y0: float, face_of
     for cell in grid.cells:
         face = face_of(cell.storage_index)
         label = str(cell.storage_index)
-        plan.boxes.append(Box(x0 + cell.x, y0 + cell.y, 1.0, 1.0, face, label=label,
-                              label_color=text_color(to_rgba(face)), size=label_size(label)))
+        plan.boxes.append(
+            Box(
+                x0 + cell.x,
+                y0 + cell.y,
+                1.0,
+                1.0,
+                face,
+                label=label,
+                label_color=text_color(to_rgba(face)),
+                size=label_size(label),
+            )
+        )
         plan.cells.append(DrawnCell(name, cell.index, cell.storage_index))
     for text in grid.texts:
         plan.texts.append(Text(x0 + text.x, y0 + text.y, text.s, text.size, text.color))
@@ -123,21 +140,37 @@ def plan_show(lay: Layout, name: str = "t") -> Plan:
     strip_x, strip_y = (width - strip_w) / 2, 2.2
     plan.texts.append(Text(0, 0.3, f"{name}:  {describe(lay)}", size=10, ha="left", bold=True))
     plan.texts.append(Text(0, 1.0, _flags(lay), size=8, ha="left", color="#444444"))
-    plan.texts.append(Text(strip_x, strip_y - 0.35,
-                           f"storage: {lay.storage_numel} x {str(lay.dtype).removeprefix('torch.')}",
-                           size=8, ha="left", color="#333333"))
+    plan.texts.append(
+        Text(
+            strip_x,
+            strip_y - 0.35,
+            f"storage: {lay.storage_numel} x {str(lay.dtype).removeprefix('torch.')}",
+            size=8,
+            ha="left",
+            color="#333333",
+        )
+    )
     xs = _strip(plan, slots, lay.storage_numel, strip_x, strip_y, faces)
     for cell, count in counts.items():
         if count > 1:
-            plan.texts.append(Text(xs[cell][0] + 0.5, xs[cell][1] + 1.25, f"x{count}", size=7, color="#b03030"))
+            plan.texts.append(
+                Text(xs[cell][0] + 0.5, xs[cell][1] + 1.25, f"x{count}", size=7, color="#b03030")
+            )
     grid_x, grid_y = (width - grid.width) / 2, strip_y + strip_h + STRIP_GAP
     _grid_boxes(plan, grid, name, grid_x, grid_y, face_of)
     if len(grid.cells) <= MAX_LINES and strip_h == 1.0:  # lines only to a one-row strip
         for placed in grid.cells:
             if placed.storage_index in xs:
                 sx, sy = xs[placed.storage_index]
-                plan.lines.append(Line(grid_x + placed.x + 0.5, grid_y + placed.y, sx + 0.5, sy + 1.0,
-                                       face_of(placed.storage_index)))
+                plan.lines.append(
+                    Line(
+                        grid_x + placed.x + 0.5,
+                        grid_y + placed.y,
+                        sx + 0.5,
+                        sy + 1.0,
+                        face_of(placed.storage_index),
+                    )
+                )
     plan.width, plan.height = width, grid_y + grid.height
     return plan
 
@@ -171,9 +204,14 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
                     faces.setdefault(cell, []).append(colours[k])
         who = ", ".join(names[k] for k in members)
         base = names[0]
-        kind = f"shared by {who}" if len(members) > 1 else (
-            f"{who} only" if members[0] == 0 else f"{who} only: its own memory, a copy (not {base}'s)")
-        title = f"storage #{number} ({n_cells} x {str(layouts[members[0]].dtype).removeprefix('torch.')}): {kind}"
+        kind = (
+            f"shared by {who}"
+            if len(members) > 1
+            else (f"{who} only" if members[0] == 0 else f"{who} only: its own memory, a copy (not {base}'s)")
+        )
+        title = (
+            f"storage #{number} ({n_cells} x {str(layouts[members[0]].dtype).removeprefix('torch.')}): {kind}"
+        )
         strips.append((y, slots, n_cells, faces, title))
         y += 1.4 + strip_size(len(slots))[1]
     grid_y0 = y + 0.8
@@ -194,8 +232,11 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
         _strip(plan, slots, n_cells, 0.0, y_strip + 0.6, faces)
     for k, (grid, (gx, gy)) in enumerate(zip(grids, placements, strict=True)):
         lay = layouts[k]
-        shared = "own storage, a copy" if lay.storage_ptr != layouts[0].storage_ptr else (
-            "base" if k == 0 else f"view of {names[0]}")
+        shared = (
+            "own storage, a copy"
+            if lay.storage_ptr != layouts[0].storage_ptr
+            else ("base" if k == 0 else f"view of {names[0]}")
+        )
         first, second, third = _grid_titles(lay, names[k], shared)
         plan.texts.append(Text(gx, gy + 0.4, first, size=9, ha="left", color=colours[k], bold=True))
         plan.texts.append(Text(gx, gy + 1.1, second, size=7, ha="left", color="#333333"))
@@ -206,8 +247,11 @@ def plan_compare(layouts: list[Layout], names: list[str]) -> Plan:
 
 
 def _grid_titles(lay: Layout, name: str, shared: str) -> list[str]:
-    return [f"{name}  ({shared})", f"shape {lay.shape}  stride {lay.stride}  offset {lay.offset}",
-            f"contiguous: {_yes(lay.is_contiguous)}   {_flags(lay)}".rstrip()]
+    return [
+        f"{name}  ({shared})",
+        f"shape {lay.shape}  stride {lay.stride}  offset {lay.offset}",
+        f"contiguous: {_yes(lay.is_contiguous)}   {_flags(lay)}".rstrip(),
+    ]
 
 
 def _title_widths(lay: Layout, name: str) -> list[float]:

@@ -90,7 +90,10 @@ class Layout:
     @cached_property
     def _moving_dims(self) -> list[tuple[int, int]]:
         """(size, stride) of the dims that move through storage (size > 1, stride > 0), smallest stride first."""
-        return sorted(((n, s) for n, s in zip(self.shape, self.stride, strict=True) if n > 1 and s != 0), key=lambda d: d[1])
+        return sorted(
+            ((n, s) for n, s in zip(self.shape, self.stride, strict=True) if n > 1 and s != 0),
+            key=lambda d: d[1],
+        )
 
     @cached_property
     def disjoint(self) -> bool:
@@ -155,7 +158,9 @@ class Layout:
     @property
     def zero_stride_dims(self) -> tuple[int, ...]:
         """Dimensions of size > 1 with stride 0 (what ``expand`` makes)."""
-        return tuple(d for d, (n, s) in enumerate(zip(self.shape, self.stride, strict=True)) if s == 0 and n > 1)
+        return tuple(
+            d for d, (n, s) in enumerate(zip(self.shape, self.stride, strict=True)) if s == 0 and n > 1
+        )
 
     def same_storage(self, other: Layout) -> bool:
         """True when both tensors view the same storage (same allocation)."""
@@ -220,13 +225,18 @@ def explain_layout(lay: Layout, name: str = "t") -> str:
     width = span[1] - span[0] + 1
     distinct = lay.distinct_cells
     if distinct is None:
-        lines.append(f"reads storage cells in the span [{span[0]}, {span[1]}]; overlap not counted "
-                     f"(more than {EXACT_LIMIT} elements)")
+        lines.append(
+            f"reads storage cells in the span [{span[0]}, {span[1]}]; overlap not counted "
+            f"(more than {EXACT_LIMIT} elements)"
+        )
         return "\n".join(lines)
-    overlap = ("overlapping: some cells are read by several elements" if lay.overlapping
-               else "no cell is read twice")
-    lines.append(f"reads {distinct} distinct storage cells in the span [{span[0]}, {span[1]}] "
-                 f"({width} cells); {overlap}")
+    overlap = (
+        "overlapping: some cells are read by several elements" if lay.overlapping else "no cell is read twice"
+    )
+    lines.append(
+        f"reads {distinct} distinct storage cells in the span [{span[0]}, {span[1]}] "
+        f"({width} cells); {overlap}"
+    )
     if distinct < width:
         lines.append(f"gaps: {width - distinct} cells inside the span are not read")
     return "\n".join(lines)

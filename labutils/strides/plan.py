@@ -154,9 +154,16 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(index))
 
 
-def _place_slice(lay: Layout, prefix: tuple[int, ...], row_slots: list[int | None],
-                 col_slots: list[int | None], bx: float, by: float,
-                 cells: list[Placed], texts: list[Text]) -> None:
+def _place_slice(
+    lay: Layout,
+    prefix: tuple[int, ...],
+    row_slots: list[int | None],
+    col_slots: list[int | None],
+    bx: float,
+    by: float,
+    cells: list[Placed],
+    texts: list[Text],
+) -> None:
     ndim = len(lay.shape)
     for r, c in itertools.product(range(len(row_slots)), range(len(col_slots))):
         ri, ci = row_slots[r], col_slots[c]

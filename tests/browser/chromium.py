@@ -10,8 +10,15 @@ from pathlib import Path
 
 CHROMIUM = Path(os.environ.get("LABS_CHROMIUM", "/usr/bin/chromium"))
 INSTALL_HINT = "install it: apt-get install -y chromium chromium-driver"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 VIEWPORT = {"width": 1400, "height": 1000}
 ONLINE = re.compile(r"^https?://")
 

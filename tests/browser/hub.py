@@ -47,8 +47,14 @@ from tests.conftest import BIN, ROOT, labs_env
 from tests.requires import unavailable
 
 LAB_SHELL = "#jp-main-dock-panel"
-DISK_GIB = 0.25  # each student's home in a test class, unless its options say otherwise (labs hub's default: 2)
-RELEASED, FETCHED, SUBMITTED = "#released_assignments_list", "#fetched_assignments_list", "#submitted_assignments_list"
+DISK_GIB = (
+    0.25  # each student's home in a test class, unless its options say otherwise (labs hub's default: 2)
+)
+RELEASED, FETCHED, SUBMITTED = (
+    "#released_assignments_list",
+    "#fetched_assignments_list",
+    "#submitted_assignments_list",
+)
 
 
 @dataclass
@@ -63,7 +69,9 @@ class RunningHub:
     passwords: dict[str, str] = field(default_factory=dict)
     instructor: str = "instructor"
     certificate: Path | None = None  # its --https certificate (self-signed for 127.0.0.1), None: plain HTTP
-    subdomains: bool = False  # each server on its own origin, <name>.localhost (labs hub's default on 127.0.0.1)
+    subdomains: bool = (
+        False  # each server on its own origin, <name>.localhost (labs hub's default on 127.0.0.1)
+    )
 
     @property
     def base(self) -> str:
@@ -113,7 +121,9 @@ class RunningHub:
 
     def log_tail(self, lines: int = 40) -> str:
         files = [self.log, self.root / "jupyterhub.log"]
-        return "\n".join("\n".join(f.read_text(errors="replace").splitlines()[-lines:]) for f in files if f.exists())
+        return "\n".join(
+            "\n".join(f.read_text(errors="replace").splitlines()[-lines:]) for f in files if f.exists()
+        )
 
 
 def _public_scratch() -> Path:
@@ -143,7 +153,9 @@ def need_a_class(browser: bool = False) -> None:
         unavailable("hub", why)
 
 
-OPENED = Path("/tmp/labs-hub-test-opened.json")  # folders opened (o+x) for classes, with how many classes use them
+OPENED = Path(
+    "/tmp/labs-hub-test-opened.json"
+)  # folders opened (o+x) for classes, with how many classes use them
 
 
 @contextmanager
@@ -179,10 +191,16 @@ def reachable(paths: list[Path]) -> Iterator[None]:
 
 
 @contextmanager
-def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: float = 180,
-               people: tuple[str, ...] = ("instructor", "ada", "ben"), chapters: tuple[str, ...] = ("01_autograd",),
-               options: tuple[str, ...] = (), https: bool = False,
-               subdomains: bool = False) -> Iterator[RunningHub]:
+def hub_server(
+    scratch: Path,
+    grading: Path | None = None,
+    startup_timeout: float = 180,
+    people: tuple[str, ...] = ("instructor", "ada", "ben"),
+    chapters: tuple[str, ...] = ("01_autograd",),
+    options: tuple[str, ...] = (),
+    https: bool = False,
+    subdomains: bool = False,
+) -> Iterator[RunningHub]:
     """``labs hub --class ROSTER`` (first person: the instructor) on a free port until the block ends, then
     SIGTERM, and the class removed whatever happened. Its folders are in a public scratch folder (``hub.scratch``):
     ``hub/`` (``--root``; ``--grading`` is ``grading/`` in the instructor's home), ``nbgrader/`` (labs release's
@@ -198,22 +216,55 @@ def hub_server(scratch: Path, grading: Path | None = None, startup_timeout: floa
         shutil.copytree(ROOT / "course" / chapter, public / "course" / chapter)
     roster = public / "roster.csv"
     roster.write_text("name,email\n" + "".join(f"{p},{p}@example.org\n" for p in people[1:]))
-    command = [str(BIN / "labs"), "hub", "--port", str(port), "--root", str(root), "--class", str(roster),
-               "--instructor", people[0], "--grading", str(root / "home" / people[0] / "grading"),
-               "--course", str(public / "course"),
-               "--build", str(public / "nbgrader"), *(() if subdomains else ("--subdomain-host", "off")),
-               *(() if "--disk" in options else ("--disk", str(DISK_GIB))), *options]
+    command = [
+        str(BIN / "labs"),
+        "hub",
+        "--port",
+        str(port),
+        "--root",
+        str(root),
+        "--class",
+        str(roster),
+        "--instructor",
+        people[0],
+        "--grading",
+        str(root / "home" / people[0] / "grading"),
+        "--course",
+        str(public / "course"),
+        "--build",
+        str(public / "nbgrader"),
+        *(() if subdomains else ("--subdomain-host", "off")),
+        *(() if "--disk" in options else ("--disk", str(DISK_GIB))),
+        *options,
+    ]
     certificate = self_signed(public / "tls") if https else None
     if certificate:
         command += ["--https", str(certificate), str(certificate.with_suffix(".key"))]
     hub = None
-    with reachable([Path(os.path.realpath(sys.executable)), Path(os.path.realpath(sys.base_prefix)) / "lib", BIN,
-                    ROOT / "labutils", public]):
+    with reachable(
+        [
+            Path(os.path.realpath(sys.executable)),
+            Path(os.path.realpath(sys.base_prefix)) / "lib",
+            BIN,
+            ROOT / "labutils",
+            public,
+        ]
+    ):
         try:
             with log.open("w") as out:
-                process = subprocess.Popen(command, cwd=public, env=labs_env(), stdout=out, stderr=subprocess.STDOUT)
-            hub = RunningHub(port, root, process, log, public, instructor=people[0], certificate=certificate,
-                             subdomains=subdomains)
+                process = subprocess.Popen(
+                    command, cwd=public, env=labs_env(), stdout=out, stderr=subprocess.STDOUT
+                )
+            hub = RunningHub(
+                port,
+                root,
+                process,
+                log,
+                public,
+                instructor=people[0],
+                certificate=certificate,
+                subdomains=subdomains,
+            )
             _wait_until_up(hub, startup_timeout)
             with (root / "state" / "passwords.csv").open() as handle:
                 hub.passwords = {row[0]: row[1] for row in csv.reader(handle) if row[0] != "name"}
@@ -231,9 +282,28 @@ def self_signed(folder: Path) -> Path:
     """A certificate for 127.0.0.1 (``folder/hub.pem``) and its key (``hub.key``), valid a day, root's only."""
     folder.mkdir(mode=0o700)
     certificate = folder / "hub.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(certificate.with_suffix(".key")),
-                    "-out", str(certificate)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(certificate.with_suffix(".key")),
+            "-out",
+            str(certificate),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return certificate
 
 
@@ -247,20 +317,41 @@ def remove_whole_class(root: Path) -> None:
     assert not left and not groups, f"left behind: accounts {left}, cgroups {groups}"
 
 
-def run_as(user: str, command: list[str], cwd: Path | None = None, timeout: float = 600,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run_as(
+    user: str,
+    command: list[str],
+    cwd: Path | None = None,
+    timeout: float = 600,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
     """``command`` as the unix user ``user`` (their uid, group and HOME; caches in their home), output captured."""
     entry = pwd.getpwnam(user)
     home = Path(entry.pw_dir)
     base = labs_env()
-    base.update({"HOME": str(home), "USER": user, "LOGNAME": user,
-                 "TORCHINDUCTOR_CACHE_DIR": str(home / ".cache" / "inductor"),
-                 "MPLCONFIGDIR": str(home / ".cache" / "matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
-                 "JUPYTER_RUNTIME_DIR": str(home / ".local" / "share" / "jupyter" / "runtime"),
-                 "TRITON_CACHE_DIR": str(home / ".cache" / "triton")})
+    base.update(
+        {
+            "HOME": str(home),
+            "USER": user,
+            "LOGNAME": user,
+            "TORCHINDUCTOR_CACHE_DIR": str(home / ".cache" / "inductor"),
+            "MPLCONFIGDIR": str(home / ".cache" / "matplotlib"),
+            "IPYTHONDIR": str(home / ".ipython"),
+            "JUPYTER_RUNTIME_DIR": str(home / ".local" / "share" / "jupyter" / "runtime"),
+            "TRITON_CACHE_DIR": str(home / ".cache" / "triton"),
+        }
+    )
     base.update(env or {})
-    return subprocess.run(command, cwd=cwd or home, env=base, capture_output=True, text=True, timeout=timeout,
-                          user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
+    return subprocess.run(
+        command,
+        cwd=cwd or home,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        user=entry.pw_uid,
+        group=entry.pw_gid,
+        extra_groups=[],
+    )
 
 
 def _wait_until_up(hub: RunningHub, timeout: float) -> None:
@@ -380,15 +471,19 @@ class HubUser:
             except PlaywrightTimeout:
                 self.shot(f"nbgrader_menu_missed_{attempt}")
         else:
-            raise AssertionError(f"{self.name}: the Nbgrader menu did not open after {attempts} clicks "
-                                 f"(screenshots {self.name}__nbgrader_menu_missed_*.png)")
+            raise AssertionError(
+                f"{self.name}: the Nbgrader menu did not open after {attempts} clicks "
+                f"(screenshots {self.name}__nbgrader_menu_missed_*.png)"
+            )
         return [t.strip() for t in menu.locator(".lm-Menu-itemLabel").all_inner_texts() if t.strip()]
 
     def open_assignments(self) -> None:
         """Nbgrader > Assignment List: the Assignments tab, once its three lists have loaded."""
         if "Assignment List" not in self.nbgrader_menu():
             raise AssertionError(f"{self.name}: no Assignment List in the Nbgrader menu")
-        self.page.locator("#jp-mainmenu-nbgrader .lm-Menu-itemLabel", has_text=re.compile("^Assignment List$")).click()
+        self.page.locator(
+            "#jp-mainmenu-nbgrader .lm-Menu-itemLabel", has_text=re.compile("^Assignment List$")
+        ).click()
         for listing in (RELEASED, FETCHED, SUBMITTED):
             self.page.wait_for_selector(f"{listing}_loading", state="hidden")
 
@@ -400,12 +495,16 @@ class HubUser:
 
     def item(self, listing: str, assignment: str):
         """The row of ``assignment`` in one of the Assignments tab's lists (waits for it)."""
-        row = self.page.locator(f"{listing} > .list_item", has=self.page.locator(".item_name", has_text=assignment))
+        row = self.page.locator(
+            f"{listing} > .list_item", has=self.page.locator(".item_name", has_text=assignment)
+        )
         row.first.wait_for()
         return row.first
 
     def click_in(self, listing: str, assignment: str, button: str) -> None:
-        self.item(listing, assignment).locator("button", has_text=re.compile(f"^{re.escape(button)}$")).click()
+        self.item(listing, assignment).locator(
+            "button", has_text=re.compile(f"^{re.escape(button)}$")
+        ).click()
 
     def shot(self, name: str) -> Path:
         path = self.shots / f"{self.name}__{name}.png"
@@ -420,4 +519,3 @@ class HubUser:
 def text_of(page) -> str:
     """The page's visible text, whitespace collapsed."""
     return " ".join(page.locator("body").inner_text().split())
-

@@ -29,8 +29,10 @@ from tests.conftest import BIN, labs_env
 
 SETTINGS = {
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
-                                                                        "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
 }
 CELLS = ".jp-NotebookPanel .jp-Notebook .jp-Cell"
 MAIN_AREA = "#jp-main-dock-panel"
@@ -79,8 +81,9 @@ class LabServer:
 
     def api(self, path: str, method: str = "GET") -> object:
         """Call the Jupyter server REST API with the token; JSON answer (None when empty)."""
-        request = urllib.request.Request(f"{self.base}{path}", method=method,
-                                         headers={"Authorization": f"token {self.token}"})
+        request = urllib.request.Request(
+            f"{self.base}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
             body = response.read()
         return json.loads(body) if body else None
@@ -111,9 +114,12 @@ def _private_jupyter_dirs(scratch: Path) -> dict[str, str]:
         (settings / name).write_text(json.dumps(values))
     config = scratch / "jupyter" / "config"  # no user config: the server runs as `labs lab` configures it
     config.mkdir(parents=True, exist_ok=True)
-    return {"JUPYTERLAB_SETTINGS_DIR": str(settings),
-            "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "jupyter" / "ws"),
-            "JUPYTER_CONFIG_DIR": str(config), "JUPYTER_RUNTIME_DIR": str(scratch / "jupyter" / "runtime")}
+    return {
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(scratch / "jupyter" / "ws"),
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_RUNTIME_DIR": str(scratch / "jupyter" / "runtime"),
+    }
 
 
 @contextmanager
@@ -125,9 +131,24 @@ def lab_server(scratch: Path, course: Path, startup_timeout: float = 600) -> Ite
     workspace = scratch / "student"
     with log.open("w") as out:
         process = subprocess.Popen(
-            [str(BIN / "labs"), "lab", "--port", str(port), "--token", token, "--no-browser",
-             "--workspace", str(workspace), "--course", str(course)],
-            cwd=scratch, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [
+                str(BIN / "labs"),
+                "lab",
+                "--port",
+                str(port),
+                "--token",
+                token,
+                "--no-browser",
+                "--workspace",
+                str(workspace),
+                "--course",
+                str(course),
+            ],
+            cwd=scratch,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     server = LabServer(port, token, workspace, process, log)
     try:
         _wait_until_serving(server, startup_timeout)
@@ -202,12 +223,15 @@ class LabNotebook:
         editor.scroll_into_view_if_needed()
         editor.click()
         self.page.keyboard.press("Control+a")
-        editor.evaluate("""(el, text) => {
+        editor.evaluate(
+            """(el, text) => {
             const data = new DataTransfer();
             data.setData('text/plain', text);
             const init = {clipboardData: data, bubbles: true, cancelable: true};
             el.dispatchEvent(new ClipboardEvent('paste', init));
-        }""", text)
+        }""",
+            text,
+        )
         shown = editor.inner_text()
         if _lines(shown) != _lines(text):
             raise AssertionError(f"cell {index} of {self.path} shows {shown!r} after pasting {text!r}")
@@ -237,8 +261,10 @@ class LabNotebook:
         self.page.wait_for_timeout(poll_ms)
         while calm < settle:
             if time.monotonic() > deadline:
-                raise TimeoutError(f"{self.path}: kernel still busy after {timeout:.0f} s "
-                                   f"(prompts {[s['prompt'] for s in self.cell_states() if s['code']]})")
+                raise TimeoutError(
+                    f"{self.path}: kernel still busy after {timeout:.0f} s "
+                    f"(prompts {[s['prompt'] for s in self.cell_states() if s['code']]})"
+                )
             busy = any("*" in s["prompt"] for s in self.cell_states() if s["code"])
             status = self.page.locator(INDICATOR).get_attribute("data-status")
             calm = calm + 1 if (not busy and status == "idle" and self.server.kernels_idle()) else 0
@@ -293,5 +319,9 @@ def error_outputs(nb: nbformat.NotebookNode, upto: int | None = None) -> list[st
 def picture_cells(nb: nbformat.NotebookNode) -> list[int]:
     """Cells with an image output (PNG, JPEG or SVG) in the saved notebook."""
     kinds = ("image/png", "image/jpeg", "image/svg+xml")
-    return [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-            and any(kind in output.get("data", {}) for output in cell.outputs for kind in kinds)]
+    return [
+        i
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        and any(kind in output.get("data", {}) for output in cell.outputs for kind in kinds)
+    ]

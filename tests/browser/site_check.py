@@ -81,9 +81,11 @@ class SiteCheck:
         return not self.problems and all(not p.problems for p in self.pages)
 
     def describe(self) -> str:
-        lines = [f"{len(self.chapters)} chapters, {len(self.pages)} notebook pages, "
-                 f"{sum(p.pictures for p in self.pages)} pictures, {len(self.search_hits)} search results",
-                 *self.problems]
+        lines = [
+            f"{len(self.chapters)} chapters, {len(self.pages)} notebook pages, "
+            f"{sum(p.pictures for p in self.pages)} pictures, {len(self.search_hits)} search results",
+            *self.problems,
+        ]
         lines += [f"{p.url}: {problem}" for p in self.pages for problem in p.problems]
         return "\n".join(lines)
 
@@ -121,7 +123,10 @@ def expected_pictures(report_json: Path) -> dict[str, int]:
         source = Path(record["notebook"])
         expected[f"{source.parent.name}/{source.stem}"] = sum(
             any(kind in output.get("data", {}) for kind in IMAGE_TYPES)
-            for cell in nb.cells if cell.cell_type == "code" for output in cell.get("outputs", []))
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for output in cell.get("outputs", [])
+        )
     return expected
 
 
@@ -143,8 +148,9 @@ def _check_search(page, index_url: str, term: str, chapter: str, result: SiteChe
         result.problems.append(f"search for {term!r} found no page of {chapter}: {result.search_hits[:5]}")
 
 
-def check_site(instance, index: Path, shots: Path | None = None, term: str | None = None,
-               chapter: str = "04_distributed") -> SiteCheck:
+def check_site(
+    instance, index: Path, shots: Path | None = None, term: str | None = None, chapter: str = "04_distributed"
+) -> SiteCheck:
     """Walk index -> chapter pages -> notebook pages in ``instance`` (a Playwright Browser), offline.
 
     When the site sits in a `labs run` report folder, each page must show as many pictures as its
@@ -161,7 +167,9 @@ def check_site(instance, index: Path, shots: Path | None = None, term: str | Non
         index_url = index.resolve().as_uri()
         page.goto(index_url, wait_until="load")
         root = page.url.rsplit("/", 1)[0]
-        chapter_urls = list(dict.fromkeys(f"{root}/{href}" for href in _links(page) if href.endswith("/index.html")))
+        chapter_urls = list(
+            dict.fromkeys(f"{root}/{href}" for href in _links(page) if href.endswith("/index.html"))
+        )
         if not chapter_urls:
             result.problems.append(f"{index}: no chapter links")
         for chapter_url in chapter_urls:
@@ -171,16 +179,23 @@ def check_site(instance, index: Path, shots: Path | None = None, term: str | Non
                 continue
             result.chapters.append(chapter_url)
             base = chapter_url.rsplit("/", 1)[0]
-            notebook_urls = list(dict.fromkeys(f"{base}/{href}" for href in _links(page)
-                                               if href.endswith(".html") and not href.endswith("index.html")))
+            notebook_urls = list(
+                dict.fromkeys(
+                    f"{base}/{href}"
+                    for href in _links(page)
+                    if href.endswith(".html") and not href.endswith("index.html")
+                )
+            )
             if not notebook_urls:
                 result.problems.append(f"{chapter_url}: no notebook links")
             for url in notebook_urls:
                 check = _check_notebook_page(page, _normalise(url), shots)
                 key = "/".join(Path(check.url).parts[-2:]).removesuffix(".html")
                 if key in expected and expected[key] != check.pictures:
-                    check.problems.append(f"{check.pictures} pictures on the page, {expected[key]} image "
-                                          "outputs in the executed notebook")
+                    check.problems.append(
+                        f"{check.pictures} pictures on the page, {expected[key]} image "
+                        "outputs in the executed notebook"
+                    )
                 result.pages.append(check)
         if term:
             _check_search(page, index_url, term, chapter, result)

@@ -35,12 +35,14 @@ class Group:
 
     dirs: dict[str, Path]
     version: int
-    within: str = ""  # the scheduler's group the sandboxes nest in ("Slurm job 12 (memory:/slurm/...)"), if any
+    within: str = (
+        ""  # the scheduler's group the sandboxes nest in ("Slurm job 12 (memory:/slurm/...)"), if any
+    )
 
     def enter_command(self, cmd: list[str]) -> list[str]:
         """``cmd`` run by a shell that first moves itself into the group (its children follow)."""
         moves = "; ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.dirs.values())
-        return ["/bin/sh", "-c", f"{moves} && exec \"$@\"", "sh", *cmd]
+        return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh", *cmd]
 
     def limit(self, memory_bytes: int, processes: int) -> None:
         """Allow the group what it holds now (the idle zygote) plus ``memory_bytes`` and ``processes``."""

@@ -45,10 +45,19 @@ def modules_imported_by(sources: Iterable[str]) -> tuple[str, ...]:
 class Pool:
     """Sandbox workers handed out to threads, one job each at a time."""
 
-    def __init__(self, size: int, limits: Limits, threads: int, use_bwrap: bool, log_dir: Path,
-                 warm: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        size: int,
+        limits: Limits,
+        threads: int,
+        use_bwrap: bool,
+        log_dir: Path,
+        warm: tuple[str, ...] = (),
+    ) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.workers = [Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log", warm) for i in range(size)]
+        self.workers = [
+            Worker(i, limits, threads, use_bwrap, log_dir / f"worker{i}.log", warm) for i in range(size)
+        ]
         self.free: queue.Queue[Worker] = queue.Queue()
         self.gate = threading.Condition()
         self.running, self.exclusive_running = 0, False
@@ -97,8 +106,15 @@ class Sandboxes:
         self.students.close()
 
 
-def start_sandboxes(warm: tuple[str, ...], labs: int, submissions: int, jobs: int, limits: Limits, use_bwrap: bool,
-                    log_dir: Path) -> Sandboxes:
+def start_sandboxes(
+    warm: tuple[str, ...],
+    labs: int,
+    submissions: int,
+    jobs: int,
+    limits: Limits,
+    use_bwrap: bool,
+    log_dir: Path,
+) -> Sandboxes:
     """Spawn (not wait for) a reference sandbox per lab and a student sandbox per job, up to ``jobs`` each."""
     reference = Pool(max(1, min(labs, jobs)), limits, 1, use_bwrap, log_dir / "reference", warm)
     try:

@@ -24,7 +24,9 @@ from graders.grader.sandbox.cgroups import Group
 
 Usage = tuple[float, int]  # CPU seconds so far, bytes of memory now
 INTERVAL = 0.2
-WALL_GRACE = 30.0  # seconds past the job's wall-clock limit before the grader stops waiting for its supervisor
+WALL_GRACE = (
+    30.0  # seconds past the job's wall-clock limit before the grader stops waiting for its supervisor
+)
 
 
 @dataclass(frozen=True)

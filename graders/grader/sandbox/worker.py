@@ -65,10 +65,13 @@ def readable_binds() -> list[str]:
 
 def etc_files(job_uid: int) -> dict[str, str]:
     """The sandbox's own /etc files: accounts for root and the job's uid, names looked up in files only."""
-    return {"passwd": f"root:x:0:0:root:/tmp:/usr/sbin/nologin\njob:x:{job_uid}:{job_uid}:job:/tmp/home:/usr/sbin/nologin\n",
-            "group": f"root:x:0:\njob:x:{job_uid}:\n", "hostname": f"{HOSTNAME}\n",
-            "hosts": f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost\n",
-            "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n"}
+    return {
+        "passwd": f"root:x:0:0:root:/tmp:/usr/sbin/nologin\njob:x:{job_uid}:{job_uid}:job:/tmp/home:/usr/sbin/nologin\n",
+        "group": f"root:x:0:\njob:x:{job_uid}:\n",
+        "hostname": f"{HOSTNAME}\n",
+        "hosts": f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost\n",
+        "nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+    }
 
 
 def data_fds(files: dict[str, str]) -> dict[str, int]:
@@ -83,8 +86,18 @@ def data_fds(files: dict[str, str]) -> dict[str, int]:
 
 def bwrap_command(privileged: bool, etc: dict[str, int]) -> list[str]:
     """The bubblewrap command line that starts a worker's zygote; ``etc``: its /etc files (name -> fd)."""
-    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
-           "--unshare-uts", "--hostname", HOSTNAME, "--unshare-cgroup-try"]
+    cmd = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--hostname",
+        HOSTNAME,
+        "--unshare-cgroup-try",
+    ]
     cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if privileged else ["--unshare-user"]
     for folder in SYSTEM_BINDS:
         cmd += ["--ro-bind", folder, folder]
@@ -101,11 +114,35 @@ def bwrap_command(privileged: bool, etc: dict[str, int]) -> list[str]:
     cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for folder in readable_binds():
         cmd += _parents(folder, made) + ["--ro-bind", folder, folder]
-    return cmd + ["--clearenv", "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin",
-                  "--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "MPLBACKEND", "Agg",
-                  "--setenv", "MPLCONFIGDIR", "/tmp/zygote/mpl", "--setenv", "XDG_CACHE_HOME", "/tmp/zygote/cache",
-                  "--setenv", "PYTHONDONTWRITEBYTECODE", "1", "--setenv", "PYTHONPATH", package_path(),
-                  "--chdir", "/tmp"]
+    return cmd + [
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "MPLBACKEND",
+        "Agg",
+        "--setenv",
+        "MPLCONFIGDIR",
+        "/tmp/zygote/mpl",
+        "--setenv",
+        "XDG_CACHE_HOME",
+        "/tmp/zygote/cache",
+        "--setenv",
+        "PYTHONDONTWRITEBYTECODE",
+        "1",
+        "--setenv",
+        "PYTHONPATH",
+        package_path(),
+        "--chdir",
+        "/tmp",
+    ]
 
 
 def _parents(path: str, made: set[str]) -> list[str]:
@@ -120,21 +157,32 @@ def _parents(path: str, made: set[str]) -> list[str]:
 
 def job_env(threads: int) -> dict[str, str]:
     """The whole environment a job sees: nothing of the grader's."""
-    return {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": "/tmp/home", "TMPDIR": "/tmp",
-            "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/cache/mpl", "PYTHONDONTWRITEBYTECODE": "1",
-            "TORCHINDUCTOR_CACHE_DIR": "/tmp/cache/inductor", "OMP_NUM_THREADS": str(threads),
-            "IPYTHONDIR": "/tmp/home/.ipython", "XDG_CACHE_HOME": "/tmp/cache",
-            "GLOO_SOCKET_IFNAME": "lo",  # the job's network namespace has only loopback
-            "PYTHONPATH": package_path()}
+    return {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": "/tmp/home",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": "/tmp/cache/mpl",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/cache/inductor",
+        "OMP_NUM_THREADS": str(threads),
+        "IPYTHONDIR": "/tmp/home/.ipython",
+        "XDG_CACHE_HOME": "/tmp/cache",
+        "GLOO_SOCKET_IFNAME": "lo",  # the job's network namespace has only loopback
+        "PYTHONPATH": package_path(),
+    }
 
 
 def isolation_warning(use_bwrap: bool) -> str | None:
     """A line saying what is missing from the sandbox, or None when all layers are available."""
     if use_bwrap and shutil.which("bwrap"):
         return None
-    return ("WARNING: bubblewrap (bwrap) is not in use: jobs still get their own uid, namespaces and limits where "
-            "the kernel allows, but can read every file the grader's uid can read (course sources, gradebook). "
-            "Install it: apt-get install bubblewrap")
+    return (
+        "WARNING: bubblewrap (bwrap) is not in use: jobs still get their own uid, namespaces and limits where "
+        "the kernel allows, but can read every file the grader's uid can read (course sources, gradebook). "
+        "Install it: apt-get install bubblewrap"
+    )
 
 
 def base_processes() -> int:
@@ -144,15 +192,25 @@ def base_processes() -> int:
     import psutil
 
     me = os.getuid()
-    return sum(p.info["num_threads"] or 1 for p in psutil.process_iter(["uids", "num_threads"])
-               if p.info["uids"] and p.info["uids"].real == me)
+    return sum(
+        p.info["num_threads"] or 1
+        for p in psutil.process_iter(["uids", "num_threads"])
+        if p.info["uids"] and p.info["uids"].real == me
+    )
 
 
 class Worker:
     """One sandbox with a warm zygote; runs jobs one at a time."""
 
-    def __init__(self, slot: int, limits: Limits, threads: int, use_bwrap: bool = True, log: Path | None = None,
-                 warm: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        slot: int,
+        limits: Limits,
+        threads: int,
+        use_bwrap: bool = True,
+        log: Path | None = None,
+        warm: tuple[str, ...] = (),
+    ) -> None:
         self.slot, self.limits, self.threads, self.warm = slot, limits, threads, warm
         self.use_bwrap = use_bwrap and shutil.which("bwrap") is not None
         # Only a run that chose no sandbox (labs check --no-sandbox, the instructor's own code) may go on
@@ -172,17 +230,32 @@ class Worker:
     def spawn(self) -> None:
         """Start the sandbox. bwrap dies with the *thread* that started it: call from a long-lived one."""
         zygote = [sys.executable, "-m", "graders.inside.zygote", *self.warm]
-        etc = data_fds(etc_files(FIRST_UID + self.slot if os.getuid() == 0 else os.getuid())) if self.use_bwrap else {}
+        etc = (
+            data_fds(etc_files(FIRST_UID + self.slot if os.getuid() == 0 else os.getuid()))
+            if self.use_bwrap
+            else {}
+        )
         cmd = bwrap_command(os.getuid() == 0, etc) + zygote if self.use_bwrap else zygote
         self.group, why = cgroups.create(f"labs-{os.getpid()}-{id(self):x}")
-        self.limit_note = self.group.describe() if self.group else (
-            f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead")
+        self.limit_note = (
+            self.group.describe()
+            if self.group
+            else (
+                f"NOT ACTIVE: cgroups ({why}); the grader sums each job's processes every {watchdog.INTERVAL} s instead"
+            )
+        )
         cmd = self.group.enter_command(cmd) if self.group else cmd
         stderr = open(self.log, "ab") if self.log else subprocess.DEVNULL  # lives with the worker
         try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                         env=None if self.use_bwrap else job_env(self.threads),
-                                         cwd="/tmp" if not self.use_bwrap else None, pass_fds=tuple(etc.values()))
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=None if self.use_bwrap else job_env(self.threads),
+                cwd="/tmp" if not self.use_bwrap else None,
+                pass_fds=tuple(etc.values()),
+            )
         finally:
             for fd in etc.values():
                 os.close(fd)
@@ -191,8 +264,10 @@ class Worker:
         """Block until the zygote reports it has imported what jobs need."""
         ready = read_frame(self._pipes()[1])
         if ready is None or self.proc is None:
-            raise RuntimeError(f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})"
-                               + start_failure_hint(self.log))
+            raise RuntimeError(
+                f"sandbox worker {self.slot} did not start (see {self.log or 'its stderr'})"
+                + start_failure_hint(self.log)
+            )
         if self.group:
             self.group.limit(self.limits.memory_bytes, self.limits.processes)
         set_oom_floor(self.proc.pid)
@@ -200,8 +275,11 @@ class Worker:
 
     def _watch(self) -> watchdog.Watchdog:
         kill = self.proc.kill if self.proc else (lambda: None)
-        budget = watchdog.Budget(self.limits.cpu_seconds, 0 if self.group else self.limits.memory_bytes,
-                                 self.limits.wall_seconds + watchdog.WALL_GRACE)
+        budget = watchdog.Budget(
+            self.limits.cpu_seconds,
+            0 if self.group else self.limits.memory_bytes,
+            self.limits.wall_seconds + watchdog.WALL_GRACE,
+        )
         measure = watchdog.group_usage(self.group) if self.group else watchdog.tree_usage(self.zygote)
         return watchdog.Watchdog(budget, measure, kill)
 
@@ -209,9 +287,15 @@ class Worker:
         """Run ``job`` in a fresh jailed process; restarts the sandbox if it died."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
-        spec = JobSpec(list(job.cells), self.limits,
-                       FIRST_UID + self.slot, self.uid_optional, {**job_env(self.threads), **job.env},
-                       base_processes(), [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")])
+        spec = JobSpec(
+            list(job.cells),
+            self.limits,
+            FIRST_UID + self.slot,
+            self.uid_optional,
+            {**job_env(self.threads), **job.env},
+            base_processes(),
+            [f for f in readable_binds() if f == "/tmp" or f.startswith("/tmp/")],
+        )
         probes = ProbeRequest(job.probes_source, job.probes_file, job.salt, job.traceback, job.probes_only)
         oom_kills = self.group.oom_kills() if self.group else 0
         watch, started = self._watch(), time.monotonic()
@@ -264,7 +348,6 @@ class Worker:
             self.group = None
 
 
-
 def find_zygote(bwrap_pid: int) -> int | None:
     """The zygote's pid as the grader sees it (bwrap runs it two levels down)."""
     try:
@@ -312,6 +395,8 @@ def start_failure_hint(log: Path | None) -> str:
     last = lines[-1] if lines else ""
     missing = next((p for p in PROJECT_PACKAGES if f"No module named '{p}" in last), None)
     if missing:
-        return (f": {last.strip()}; the sandbox imports only what it binds ({', '.join(PROJECT_PACKAGES)} from "
-                f"{package_path()}): is the project installed in the venv ({sys.executable})? pip install -e .")
+        return (
+            f": {last.strip()}; the sandbox imports only what it binds ({', '.join(PROJECT_PACKAGES)} from "
+            f"{package_path()}): is the project installed in the venv ({sys.executable})? pip install -e ."
+        )
     return f": {last.strip()}" if last else ""
