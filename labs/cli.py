@@ -2,7 +2,8 @@
 
 - :mod:`labs.commands.author`: `lint`, `check`, `new chapter`, `new lab` (docs/authoring.md);
 - :mod:`labs.commands.run`: `run`, `run-merge` (CI: every notebook executed, shards merged);
-- :mod:`labs.commands.instructor`: `release`, `collect`, `grade`, `salt`, `feedback`, `export` (docs/grading.md);
+- :mod:`labs.commands.instructor`: `release`, `collect`, `salt`; :mod:`labs.commands.grades`: `grade`,
+  `feedback`, `export` (docs/grading.md);
 - :mod:`labs.commands.student`: `lab`, `check-lab`;
 - :mod:`labs.commands.hub`: `hub` (docs/hub.md);
 - :mod:`labs.commands.common`: the option types and helpers several share.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import typer
 
-from labs.commands import author, hub, instructor, run, student
+from labs.commands import author, grades, hub, instructor, run, student
 
 app = typer.Typer(
     add_completion=False,
@@ -38,11 +39,11 @@ app.command("run-merge")(run.run_merge)
 app.command()(author.check)
 app.command()(instructor.release)
 app.command()(instructor.collect)
-app.command()(instructor.grade)
+app.command()(grades.grade)
 app.command()(instructor.salt)
 app.command("check-lab")(student.check_lab)
-app.command()(instructor.feedback)
-app.command()(instructor.export)
+app.command()(grades.feedback)
+app.command()(grades.export)
 app.command()(student.lab)
 app.command()(hub.hub)
 

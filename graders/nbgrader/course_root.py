@@ -104,7 +104,19 @@ class CourseRoot:
 
     def config_text(self, exchange: Path | None = None, header: str = "written by labs") -> str:
         """:meth:`config_values` as an ``nbgrader_config.py``."""
-        lines = [f"c = get_config()  # noqa  ({header})"]
-        for section, traits in self.config_values(exchange).items():
-            lines += [f"c.{section}.{trait} = {value!r}" for trait, value in traits.items()]
-        return "\n".join(lines) + "\n"
+        return config_text(self.config_values(exchange), header)
+
+
+def student_config_values(exchange: Path, student_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """A student's nbgrader configuration: the course and its exchange (``student_id``: when one unix user stands
+    for every student, which student this is)."""
+    course: dict[str, Any] = {"course_id": COURSE_ID} | ({"student_id": student_id} if student_id else {})
+    return {"CourseDirectory": course, "Exchange": {"root": str(exchange)}}
+
+
+def config_text(values: dict[str, dict[str, Any]], header: str = "written by labs") -> str:
+    """nbgrader configuration values as an ``nbgrader_config.py``."""
+    lines = [f"c = get_config()  # noqa  ({header})"]
+    for section, traits in values.items():
+        lines += [f"c.{section}.{trait} = {value!r}" for trait, value in traits.items()]
+    return "\n".join(lines) + "\n"

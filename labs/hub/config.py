@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from graders.nbgrader.course_root import COURSE_ID, CourseRoot
+from graders.nbgrader.course_root import CourseRoot, config_text, student_config_values
 from labs.hub.kernel import kernel_spec
 from labs.hub.plan import CHECKOUT, HubPlan
 from labs.hub.walls import under_private
@@ -65,16 +65,10 @@ def nbgrader_config_text(plan: HubPlan, user: str) -> str:
             "# formgrader's Collect as `labs collect`: no link followed, each submission its student's own\n"
             f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}\n"
         )
-    lines = [
-        "c = get_config()  # noqa  (written by labs hub)",
-        f"c.CourseDirectory.course_id = {COURSE_ID!r}",
-        f"c.Exchange.root = {str(plan.exchange)!r}",
-    ]
-    if plan.demo:
-        lines.append(
-            f"c.CourseDirectory.student_id = {user!r}  # --demo: one unix user for all, name the student"
-        )
-    return "\n".join(lines) + "\n"
+    # --demo: one unix user for all, so the config names the student
+    return config_text(
+        student_config_values(plan.exchange, user if plan.demo else None), "written by labs hub"
+    )
 
 
 def page_config(plan: HubPlan, user: str) -> dict:
