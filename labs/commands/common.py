@@ -16,7 +16,7 @@ from labs.console import console, err_console, fail, printable
 from labs.options import resolve_device
 
 if TYPE_CHECKING:
-    from graders.nbgrader.release import WorkspaceSync
+    pass
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="notebooks or folders (default: course/)")]
 ChaptersArg = Annotated[
@@ -93,9 +93,16 @@ def isolation_warning() -> None:
         err_console.print(warning, style="yellow", soft_wrap=True)
 
 
-def print_release(count: int, released: Path, workspace: Path, sync: WorkspaceSync) -> None:
-    """What `labs release` (and `labs lab`, which releases first) did to the student's workspace."""
-    console.print(f"released {count} chapters into {released}")
+def release_to_workspace(folders: list[Path], build: Path, workspace: Path) -> None:
+    """Release ``folders`` into ``workspace`` (`labs release`, and `labs lab`, which releases first) and say what
+    it did; a failed release is a one-line error."""
+    from labs.lab import release_workspace
+
+    try:
+        released, sync = release_workspace(folders, build, workspace)
+    except RuntimeError as err:
+        fail(str(err))
+    console.print(f"released {len(folders)} chapters into {released}")
     console.print(
         f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them"
     )

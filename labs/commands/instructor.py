@@ -17,7 +17,7 @@ from labs.commands.common import (
     RootOpt,
     WorkspaceOpt,
     chapter_folders,
-    print_release,
+    release_to_workspace,
 )
 from labs.console import console, fail
 
@@ -40,14 +40,9 @@ def release(
     """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
     from graders import coursedir
     from graders.nbgrader import exchange as nbgrader_exchange
-    from labs.lab import release_workspace
 
     folders = chapter_folders(chapters, course_dir)
-    try:
-        released, sync = release_workspace(folders, build, workspace)
-    except RuntimeError as err:
-        fail(str(err))
-    print_release(len(folders), released, workspace, sync)
+    release_to_workspace(folders, build, workspace)
     for folder in folders if exchange else []:
         labs = [p.name for p in coursedir.labs_in(folder)]
         try:

@@ -16,8 +16,8 @@ from labs.commands.common import (
     WorkspaceOpt,
     chapter_folders,
     isolation_warning,
-    print_release,
     quiet_nbgrader,
+    release_to_workspace,
 )
 from labs.console import console, fail
 
@@ -31,14 +31,10 @@ def lab(
     build: ReleaseBuildOpt = defaults.RELEASE_BUILD,
 ) -> None:
     """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
-    from labs.lab import release_workspace, run_lab
+    from labs.lab import run_lab
 
     folders = chapter_folders(None, course_dir)
-    try:
-        released, sync = release_workspace(folders, build, workspace)
-    except RuntimeError as err:
-        fail(str(err))
-    print_release(len(folders), released, workspace, sync)
+    release_to_workspace(folders, build, workspace)
     token = token or secrets.token_hex(16)
     url = f"http://127.0.0.1:{port}/lab?token={token}"
     raise typer.Exit(
