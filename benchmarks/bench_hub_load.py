@@ -132,6 +132,13 @@ def class_cpu_seconds(hub: RunningHub) -> float:
     return total
 
 
+def hub_log_about(hub: RunningHub, names: list[str], lines: int = 80) -> list[str]:
+    """The hub's last log lines that name one of ``names`` (a student whose server or cells failed)."""
+    log = hub.root / "jupyterhub.log"
+    text = log.read_text(errors="replace").splitlines() if log.exists() else []
+    return [line for line in text if any(name in line for name in names)][-lines:]
+
+
 def run(students: int, cell_count: int, scratch: Path) -> dict:
     """Start the class, run the load, collect; the figures as a dict."""
     names = [f"s{i:02d}" for i in range(1, students + 1)]
@@ -177,6 +184,8 @@ def run(students: int, cell_count: int, scratch: Path) -> dict:
             ],
         )
         collected = sorted(p.parent.name for p in (hub.grading / "submitted").glob(f"*/{CHAPTER}"))
+        failed = [r.name for r in results if r.error]
+        hub_says = hub_log_about(hub, failed) if failed else []  # the class is removed when the block ends
     ready = [r.ready_s for r in results if not r.error]
     latency = [s for r in results for s in r.cells_s]
     return {
@@ -194,6 +203,7 @@ def run(students: int, cell_count: int, scratch: Path) -> dict:
         "wall_s": wall,
         "class_cpu_s": cpu,
         "errors": {r.name: r.error for r in results if r.error},
+        "hub_log_of_the_failed": hub_says,
         "per_student": [asdict(r) for r in results],
         "machine": f"{platform.node()}: {os.cpu_count()} cores, "
         f"{psutil.virtual_memory().total / 2**30:.0f} GiB, load {os.getloadavg()[0]:.1f} at the end",
