@@ -46,8 +46,8 @@ LANES ?= grading,unit-slow notebooks,site typecheck,browser,unit-quick
 BACKGROUND ?= notebooks,site,typecheck,browser,unit-quick
 
 # The stages share the cores: each torch process computes on one intra-op thread. With two, every process
-# beside another spin-waits its idle thread (digits.trained(): 9 core-seconds alone on one thread, 31 on two
-# under load). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
+# beside another spin-waits its idle thread (digits.trained() costs several times the CPU on two threads under
+# load: docs/benchmarks.md). OMP_NUM_THREADS=N make test overrides it; `make lab` keeps torch's default.
 test unit unit-quick unit-slow grading notebooks browser site selfcheck mutants: export OMP_NUM_THREADS ?= 1
 
 test: venv system-deps style bytecode
@@ -55,9 +55,9 @@ test: venv system-deps style bytecode
 	@echo "make test: all passed"
 
 # torch comes from pip (its configured index or TORCH_PIP_ARGS: a CPU build); the pinned rest from uv, which
-# installs the same set in a third of the time (24 s, pip 67 s), keeping the torch it finds; pip if uv fails.
+# installs the same set in a fraction of pip's time (docs/benchmarks.md), keeping the torch it finds; else pip.
 # --compile-bytecode, as pip does: the sandboxes see site-packages read-only, so without .pyc files every
-# sandboxed process compiles what it imports (a fresh make test: 2269 CPU-s instead of about 1900).
+# sandboxed process compiles what it imports (what it cost a fresh make test: docs/benchmarks.md, Installing).
 # `venv`: everything (.[dev]: every extra, the test and lint tools), what make test and its stages use;
 # `lab-venv`: the student's set (the package alone: torch, JupyterLab, nbgrader, labutils' needs), unless
 # the whole set is there already (docs/benchmarks.md: what each costs to install).
@@ -106,7 +106,8 @@ $(PROXY):
 
 # ruff (pyproject.toml: BLE, RUF100 among its rules), mypy over the packages (labutils, graders, labs, zygote),
 # and the notebooks' conventions; .pre-commit-config.yaml runs the same before each commit. make test runs
-# style before its lanes and typecheck in a lane (about 40 CPU-s from a cold cache, beside the browser tests).
+# style before its lanes and typecheck in a lane (mypy from a cold cache, beside the browser tests; its cost:
+# docs/benchmarks.md).
 lint: style typecheck
 
 style: venv
@@ -149,7 +150,7 @@ hubclass: venv proxy
 	$(BIN)/python -m pytest -q -m "hub and not hubload"
 
 # 20 students sign in to one labs hub and run a lesson's first cells at once (tests/test_hub_load.py, the work in
-# benchmarks/bench_hub_load.py; figures in build/report/hub_load.json): a few minutes of both cores. As root.
+# benchmarks/bench_hub_load.py; figures in build/report/hub_load.json; its cost: docs/benchmarks.md). As root.
 .PHONY: hubload
 hubload: export OMP_NUM_THREADS ?= 1
 hubload: venv
@@ -164,7 +165,7 @@ slurm: venv
 	$(BIN)/python -m pytest -q --durations=10 -m slurm
 
 # The stages that need root and live infrastructure (a Slurm cluster, classes of unix users on JupyterHub):
-# .ci/run runs them after make test, not in its lanes; together about 10 CPU-minutes, which would take make
+# .ci/run runs them after make test, not in its lanes; their CPU time (docs/benchmarks.md) would take make
 # test's lanes past 10 minutes on 2 cores. Run by hand as root, with ci/slurm.sh's cluster started for the first.
 .PHONY: system
 system: slurm hubclass hubload
