@@ -498,6 +498,15 @@ ROUTE_ATTACKS = {
     "route-rebuilt-function": "f = lambda m: m.qqq\ng = type(f)(f.__code__.replace(co_names=('__globals__',)), {})\n"
     "return g(_route)",
     "route-runtime-dunder": "name = '_' * 2 + 'del' + '_' * 2\nreturn type(type(0))('Spy', (), {name: print})()",
+    # a function whose parameter is named self reads any private attribute the cell also stores; typing turns
+    # a subscript's string into a ForwardRef, whose _evaluate runs it
+    "route-forward-ref": "import typing\ndef grab(self, g):\n    return self._evaluate(g, dict(), frozenset())\n"
+    "def unused(self):\n    self._evaluate = None\ng = {}\n"
+    "grab(typing.get_args(typing.Optional[\"[exec('up = 1'), int][1]\"])[0], g)\nreturn g.get('up') == 1",
+    "route-private-module": "import warnings\nm = warnings.catch_warnings()._module\nm.filterwarnings = print\n"
+    "return True",
+    "route-foreign-self": "import warnings\nclass C:\n    def __init__(self):\n        self._module = None\n"
+    "    def get(self):\n        return self._module\nreturn C.get(warnings.catch_warnings()) is not None",
 }
 READER_ATTACKS.update({name: _reaching(route) for name, route in ROUTE_ATTACKS.items()})
 HUGE_CELL = "x = 1\n" * ((1 << 20) // 6 + 1)  # 1 MiB of plain Python in one solution cell

@@ -94,7 +94,7 @@ def test_ordinary_pytorch_is_not_reflection() -> None:
     ordinary = (
         'class Net(nn.Module):\n    """Its __init__ makes {self.hidden}."""\n'
         "    def __init__(self):\n        super().__init__()\n"
-        "        self._hidden = nn.Linear(2, 2)\n    def forward(self, x):\n        return self._hidden(x)\n"
+        "        self.hidden = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.hidden(x)\n"
         "n = sum(1 for _ in Net().modules())\nv = torch.ones(2)._version\nname = type(v).__name__\n"
         "s = torch.stack([v, v]).trace()\nmsg = '{} {:.3f} {name!r}'.format(1, 2.0, name=name)\n"
     )
@@ -375,7 +375,9 @@ def test_the_slowest_cell_within_the_bounds_parses_quickly(shape: str) -> None:
     _read_within_bounds.cache_clear()
     started = time.thread_time()
     assert vet(cell, MODULES) == []
-    assert time.thread_time() - started < 0.25
+    assert (
+        time.thread_time() - started < 1.0
+    )  # about 0.13 s measured (docs/benchmarks.md): a quadratic parse would take seconds
 
 
 def test_an_accepted_cell_is_parsed_once() -> None:
@@ -433,6 +435,44 @@ def test_a_standard_library_submodule_of_an_allowed_module_is_api(spelling: str)
 def test_a_standard_library_submodule_keeps_the_other_checks(spelling: str) -> None:
     """Exempt from the tool-module rule is not exempt from the rest: no module as a value, no private names."""
     assert vet(spelling, _lab_imports("02_tensors")) != []
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        # a parameter named self reads whatever private attribute the cell also stores, on any object
+        "def grab(self, g):\n    return self._evaluate(g, {}, frozenset())\n"
+        "def unused(self):\n    self._evaluate = None\n",
+        "class C:\n    def __init__(self):\n        self._module = None\n\n    def get(self):\n"
+        "        return self._module\n",
+        "import warnings\nm = warnings.catch_warnings()._module\n",
+    ],
+)
+def test_no_private_attribute_a_class_of_its_own_included(spelling: str) -> None:
+    """A method can be called with any object as ``self`` (``C.get(library_object)``): ``self._x`` is refused
+    like any private attribute, so no library object's private state (``ForwardRef._evaluate``) is reached."""
+    for chapter in ("01_autograd", "02_tensors"):
+        findings = vet(spelling, _lab_imports(chapter))
+        assert any("private attribute" in f.what for f in findings), (chapter, findings)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        'import typing\nT = typing.Optional["[exec(c), int][1]"]\n',
+        'from typing import List\nT = List["int"]\n',
+        'import typing\nT = typing.Dict[str, typing.Tuple["x", int]]\n',
+    ],
+)
+def test_a_string_in_a_typing_subscript_is_refused(spelling: str) -> None:
+    """typing makes the string a forward reference (code it may evaluate later)."""
+    [finding] = vet(spelling, _lab_imports("02_tensors"))
+    assert "forward reference" in finding.what
+
+
+def test_strings_in_a_subscript_of_the_cells_own_values_stay_allowed() -> None:
+    cell = 'd = {"k": 1}\nx = d["k"]\nT = list["int"]\nshape = torch.ones(2, 3).shape\n'
+    assert vet(cell, _lab_imports("02_tensors")) == []
 
 
 def test_the_vetting_imports_no_module_a_cell_names() -> None:

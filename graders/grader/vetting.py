@@ -8,8 +8,9 @@ scores 0 and the student is told the line and the rule. The model is RestrictedP
 compiler: no underscore names, guarded attribute access), applied to the syntax tree alone:
 
 * **Names.** No name or attribute that starts with an underscore, except a short list the lessons teach
-  (``_version``, ``_base``, ``_saved_*``, ``__init__``, ``__name__`` ...), a class's own ``self._x`` and
-  single-underscore names the cell binds itself. Every identifier counts: names, attributes, parameters,
+  (``_version``, ``_base``, ``_saved_*``, ``__init__``, ``__name__`` ...) and single-underscore names the
+  cell binds itself; no private attribute of anything, a class's own included (a method may be called with
+  any object as ``self``). Every identifier counts: names, attributes, parameters,
   class-pattern keywords (``case object(__globals__=g)``), ``global`` names, keyword arguments. Builtins
   only from :data:`ALLOWED_BUILTINS` (no ``eval``, ``getattr``, ``vars``, ``open``, ``type`` with three
   arguments); no string that names a dunder; ``str.format`` only on a literal whose fields do not reach
@@ -275,26 +276,6 @@ ALLOWED_PRIVATE = (
 #: lab's own code uses it (lab 05's ``torch._dynamo.explain``: its results reach dynamo's guards, which hold
 #: weak references to modules, so a lab that does not teach it does not get it).
 PRIVATE_MEMBERS: frozenset[str] = frozenset()
-#: A class's own private attribute (``self._cache``) may not carry the name of torch's internals: a method
-#: called with a library object as ``self`` would reach them.
-TORCH_INTERNALS = frozenset(
-    {
-        "_C",
-        "_ops",
-        "_python_dispatch",
-        "_dynamo",
-        "_subclasses",
-        "_functorch",
-        "_library",
-        "_guards",
-        "_prims",
-        "_refs",
-        "_inductor",
-        "_decomp",
-        "_higher_order_ops",
-        "_utils",
-    }
-)
 #: Public attribute names that lead to frames, code, other modules or computed attribute access, on any
 #: object (what is not a module is checked by name: its type is not known before it runs).
 DENIED_ATTRIBUTES = frozenset(
@@ -751,7 +732,6 @@ class _Policy(ast.NodeVisitor):
         }  # name -> path
         self.library: set[str] = set()  # names the cell binds to a library's objects (``T = torch.Tensor``)
         self.bound = _bound_names(tree)
-        self.own_private = _own_private(tree)
         self.aliases: set[int] = set()  # ids of ``Name = <module chain>`` statements' values
         self.code_reads: set[int] = (
             set()
@@ -945,8 +925,8 @@ class _Policy(ast.NodeVisitor):
                 self.library.add(bound)
 
     # -- attributes ----------------------------------------------------------------------------------
-    def attribute_name(self, node: ast.AST, name: str, own: bool = False) -> None:
-        if name.startswith("_") and not own and not _allowed_private(name):
+    def attribute_name(self, node: ast.AST, name: str) -> None:
+        if name.startswith("_") and not _allowed_private(name):
             self.refuse(node, f"the private attribute '.{name}'")
         elif name in DENIED_ATTRIBUTES and name not in self.policy.attributes:
             self.refuse(node, f"the attribute '.{name}'")
@@ -958,12 +938,7 @@ class _Policy(ast.NodeVisitor):
             return
         if isinstance(base, ast.Name) and base.id in self.library and not isinstance(node.ctx, ast.Load):
             self.refuse(node, f"changing '.{node.attr}' of a library's object ('{base.id}')")
-        own = (
-            isinstance(node.value, ast.Name)
-            and node.value.id in ("self", "cls")
-            and node.attr in self.own_private
-        )
-        self.attribute_name(node, node.attr, own)
+        self.attribute_name(node, node.attr)
         if not isinstance(node.ctx, ast.Load) and node.attr.startswith("__"):
             self.refuse(node, f"changing the dunder attribute '.{node.attr}'")
         if (
@@ -985,6 +960,24 @@ class _Policy(ast.NodeVisitor):
         ):
             self.refuse(node, "'.format' of a string built at run time (format fields reach into attributes)")
         self.visit(node.value)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if self.library_value(node.value) and any(
+            isinstance(n, ast.Constant) and isinstance(n.value, str) for n in ast.walk(node.slice)
+        ):
+            self.refuse(
+                node,
+                "a string in a library object's subscript (typing makes 'Optional[\"T\"]' a forward "
+                "reference: code it may evaluate)",
+            )
+        self.generic_visit(node)
+
+    def library_value(self, node: ast.AST) -> bool:
+        """Whether ``node`` is a library's object: a name the cell bound to one, or ``module.attr...``."""
+        _, base = _chain(node) if isinstance(node, ast.Attribute) else ([], node)
+        return isinstance(base, ast.Name) and (
+            base.id in self.library or (base.id in self.modules and isinstance(node, ast.Attribute))
+        )
 
     def module_chain(self, node: ast.Attribute, path: str, chain: list[ast.Attribute]) -> None:
         """``module.a.b...``: each step resolved on the real module while it is one; a module at the end of
@@ -1131,21 +1124,6 @@ def _local_names(function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) 
             found.add(node.name)
         todo.extend(ast.iter_child_nodes(node))
     return found - declared
-
-
-def _own_private(tree: ast.Module) -> set[str]:
-    """Private attributes the cell's own classes set (``self._cache = ...``): those they may read back."""
-    return {
-        n.attr
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute)
-        and isinstance(n.ctx, ast.Store)
-        and isinstance(n.value, ast.Name)
-        and n.value.id in ("self", "cls")
-        and n.attr.startswith("_")
-        and not n.attr.startswith("__")
-        and n.attr not in TORCH_INTERNALS
-    }
 
 
 def _parsed(source: str) -> ast.Module | None:

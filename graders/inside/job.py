@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,15 @@ MESSAGE_CHARS = 500
 #: Set in the job before any cell runs: ``torch.load`` never unpickles objects, however it is called
 #: (``torch.load(f, **{"weights_" + "only": False})`` passes the vetting's keyword check).
 SAFE_ENVIRONMENT = {"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "1"}
+#: The grader's modules in the job, which the probes import after the notebook has run: what the notebook
+#: changed in them (``rules.forbidden = ...``) is put back before the probes run, and the probes then report it.
+GUARDED_MODULES = (
+    "graders.inside.rules",
+    "graders.inside.probing",
+    "graders.inside.contracts",
+    "graders.inside.draws",
+)
+_guarded: dict[str, tuple[Any, dict[str, Any]]] = {}
 
 
 @dataclass
@@ -46,6 +56,7 @@ def execute_cells(cells: list[Cell]) -> tuple[dict[str, dict[str, Any]], dict[st
     """Run ``cells`` in one IPython shell; per graded cell ``{"ok", "error"}``, and the namespace."""
     from IPython.core.interactiveshell import InteractiveShell
 
+    _guard()
     os.environ.pop("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", None)
     os.environ.update(SAFE_ENVIRONMENT)
     shell = InteractiveShell.instance()
@@ -74,8 +85,16 @@ def run_probes(
         run_probe,
     )
 
+    changed = _restore()
     if not source:
         return {}
+    if changed:
+        tampered = f"the notebook changed the grader's modules ({', '.join(changed[:3])})"[:MESSAGE_CHARS]
+        return {
+            grade_id: {"error": tampered}
+            for grade_id in load_probes(source, filename)
+            if not only or grade_id in only
+        }
     if traceback:  # the source's lines in the frames shown to the instructor
         linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     return {
@@ -83,3 +102,29 @@ def run_probes(
         for grade_id, found in load_probes(source, filename).items()
         if not only or grade_id in only
     }
+
+
+def _guard() -> None:
+    """Note the grader's modules as they are before any cell runs."""
+    for name in GUARDED_MODULES:
+        module = sys.modules.get(name)
+        if module is not None:
+            _guarded[name] = (module, dict(vars(module)))
+
+
+def _restore() -> list[str]:
+    """Put back what the notebook changed in the grader's modules; the names it changed."""
+    changed = []
+    for name, (module, members) in _guarded.items():
+        if sys.modules.get(name) is not module:
+            sys.modules[name] = module
+            changed.append(name)
+        now = vars(module)
+        for key in sorted(set(now) | set(members)):
+            if now.get(key, _guarded) is not members.get(key, _guarded):
+                changed.append(f"{name}.{key}")
+                if key in members:
+                    setattr(module, key, members[key])
+                else:
+                    delattr(module, key)
+    return changed
