@@ -505,6 +505,12 @@ ROUTE_ATTACKS = {
     "grab(typing.get_args(typing.Optional[\"[exec('up = 1'), int][1]\"])[0], g)\nreturn g.get('up') == 1",
     "route-private-module": "import warnings\nm = warnings.catch_warnings()._module\nm.filterwarnings = print\n"
     "return True",
+    "route-update-wrapper": "import functools, contextlib\ndef grab():\n    pass\n"
+    "functools.update_wrapper(grab, contextlib.contextmanager, assigned=(),\n"
+    "                         updated=('_' * 2 + 'globals' + '_' * 2,))\nreturn sys.platform == 'linux'",
+    "route-storage-type": "try:\n    torch.UntypedStorage(1).type('builtins.exec')\nexcept AttributeError as err:\n"
+    "    found = {}\n    err.obj('up = 1', found)\n    return found['up'] == 1",
+    "route-formatwarning": "import warnings\nreturn warnings.formatwarning('x', UserWarning, '/etc/hostname', 1) != ''",
     "route-foreign-self": "import warnings\nclass C:\n    def __init__(self):\n        self._module = None\n"
     "    def get(self):\n        return self._module\nreturn C.get(warnings.catch_warnings()) is not None",
 }

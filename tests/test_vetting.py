@@ -616,3 +616,65 @@ def test_the_grader_never_parses_in_two_threads_at_once(monkeypatch: pytest.Monk
     for thread in threads:
         thread.join()
     assert most[0] == 1
+
+
+# A second outsider's routes (each ran a string, a process or a file read in the real sandbox, or took a
+# stated rule's points): refused by the class they belong to.
+@pytest.mark.parametrize(
+    ("spelling", "why"),
+    [
+        (  # copies a library function's globals (os, sys) into the notebook's: attributes named at run time
+            "import functools, contextlib\ndef grab():\n    pass\n"
+            "functools.update_wrapper(grab, contextlib.contextmanager, assigned=(), updated=('x',))\n",
+            "functools.update_wrapper",
+        ),
+        (
+            "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def g():\n        return f()\n    return g\n",
+            "functools.wraps",
+        ),
+        (  # a storage's .type('a.b') imports what the string names; AttributeError.obj hands it back
+            "try:\n    torch.UntypedStorage(1).type('builtins.exec')\nexcept AttributeError as err:\n"
+            "    run = err.obj\n",
+            ".type(",
+        ),
+        ("try:\n    x = 1\nexcept AttributeError as err:\n    run = err.obj\n", "'.obj'"),
+        (
+            "import warnings\nline = warnings.formatwarning('x', UserWarning, '/etc/hostname', 1)\n",
+            "warnings.formatwarning",
+        ),
+        ("out = torch.cond(torch.tensor(True), lambda x: x, lambda x: -x, (torch.ones(1),))\n", "torch.cond"),
+        ("torch.set_default_tensor_type('antigravity.x')\n", "torch.set_default_tensor_type"),
+        ("x = torch.ones(2).type(name)\n", ".type("),
+    ],
+)
+def test_names_and_strings_that_reach_attributes_at_run_time_are_refused(spelling: str, why: str) -> None:
+    for chapter in ("01_autograd", "02_tensors"):
+        findings = vet(spelling, _lab_imports(chapter))
+        assert any(why in f.what for f in findings), (chapter, findings)
+
+
+def test_plain_uses_of_the_same_names_stay_allowed() -> None:
+    cell = (
+        "import re\nPATTERN = re.compile('a+')\nok = PATTERN.search('caab') is not None\n"
+        "d = torch.ones(2).type(torch.float64)\nkind = torch.ones(2).device.type\nname = torch.ones(2).type()\n"
+    )
+    assert vet(cell, _lab_imports("02_tensors")) == []
+
+
+def test_a_stated_rule_follows_a_name_a_function_binds_global() -> None:
+    solutions = {
+        "storage_index": "def bind_helper():\n    global bshapes\n    bshapes = torch.broadcast_shapes\n"
+        "bind_helper()\n",
+        "broadcast_shape": "def broadcast_shape(*shapes):\n    return tuple(bshapes(*shapes))\n",
+    }
+    [finding] = stated_rule_breaks(solutions, "broadcast_shape", ("broadcast_shapes",))
+    assert "broadcast_shapes" in finding.what and "storage_index" in finding.what
+
+
+def test_a_stated_rule_reads_class_pattern_keywords() -> None:
+    solutions = {
+        "transpose_view": "def transpose_view(t, d0, d1):\n    match t:\n"
+        "        case torch.Tensor(mT=m):\n            return m\n"
+    }
+    [finding] = stated_rule_breaks(solutions, "transpose_view", (".mT",))
+    assert "mT" in finding.what

@@ -94,11 +94,25 @@ ALLOWED_ROOTS = frozenset(
         "onnxruntime",
     }
 )
+#: Module members whose name is a denied attribute's (``.compile``) but which are plain computation.
+PLAIN_MEMBERS = frozenset({"re.compile"})
 #: Modules and members graded code may not use unless the lab's own solution cells do (a prefix denies
 #: everything under it). They start processes or threads, register operators, load native code, run
 #: code from strings or hand out frames, modules and computed attributes.
 DENIED = frozenset(
     {
+        # library functions that look up attributes or modules by a name given at run time, read files by
+        # name, or compile: update_wrapper copies attributes named by strings (``__globals__``), warnings'
+        # formatters read any file line by line, set_default_tensor_type imports a dotted name, cond and
+        # while_loop run dynamo
+        "functools.update_wrapper",
+        "functools.wraps",
+        "warnings.formatwarning",
+        "warnings.showwarning",
+        "warnings.warn_explicit",
+        "torch.set_default_tensor_type",
+        "torch.cond",
+        "torch.while_loop",
         "torch.library",
         "torch.ops",
         "torch.classes",
@@ -280,6 +294,7 @@ PRIVATE_MEMBERS: frozenset[str] = frozenset()
 #: object (what is not a module is checked by name: its type is not known before it runs).
 DENIED_ATTRIBUTES = frozenset(
     {
+        "obj",  # AttributeError.obj: the object a failed lookup was made on, whatever made it
         "f_back",
         "f_locals",
         "f_globals",
@@ -693,7 +708,7 @@ def _not_public(policy: Policy, path: str, name: str) -> str | None:
     if denied:
         return f"'{full}' ('{denied}' is not allowed in graded code of this lab)"
     if (
-        name in DENIED_ATTRIBUTES and name not in policy.attributes
+        name in DENIED_ATTRIBUTES and name not in policy.attributes and full not in PLAIN_MEMBERS
     ):  # ``torch.ops.load_library`` in lab 05 too
         return f"'{full}' (the attribute '.{name}')"
     if path == "inspect" and name not in INSPECT_TEXT:
@@ -1034,7 +1049,25 @@ class _Policy(ast.NodeVisitor):
                 )
         elif isinstance(node.func, ast.Name) and node.func.id in ("isinstance", "issubclass"):
             self.type_reads.update(id(arg) for arg in node.args[1:] if _is_type_call(arg))
+        elif (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr == "type"
+            and (node.args or node.keywords)
+            and not (len(node.args) == 1 and not node.keywords and self.names_a_module_member(node.args[0]))
+        ):
+            self.refuse(
+                node,
+                "'.type(...)' of anything but a type named through its module ('.type(torch.float64)'; a "
+                "storage's .type('a.b') imports what the string names)",
+            )
         self.generic_visit(node)
+
+    def names_a_module_member(self, node: ast.AST) -> bool:
+        """``module.name...``: an attribute chain on a name bound to a module."""
+        if not isinstance(node, ast.Attribute):
+            return False
+        _, base = _chain(node)
+        return isinstance(base, ast.Name) and base.id in self.modules
 
     def visit_Compare(self, node: ast.Compare) -> None:
         if all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
@@ -1265,8 +1298,12 @@ def _used_paths(tree: ast.Module, modules: Mapping[str, str]) -> Iterator[str]:
 
 
 def _top_level_names(statement: ast.stmt) -> set[str]:
+    """The names a top-level statement binds in the notebook: a function's or class's own, and the names its
+    code declares ``global`` (``def bind(): global helper; helper = torch.broadcast_shapes``)."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {statement.name}
+        return {statement.name} | {
+            name for node in ast.walk(statement) if isinstance(node, ast.Global) for name in node.names
+        }
     if isinstance(statement, (ast.Import, ast.ImportFrom)):  # ``import numpy as xp`` defines ``xp``
         return {alias.asname or alias.name.split(".")[0] for alias in statement.names}
     return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
@@ -1299,6 +1336,8 @@ def _mentioned_cached(node: ast.AST) -> tuple[tuple[str, int], ...]:
             if isinstance(sub, ast.Attribute)
             else []
         )
+        if isinstance(sub, ast.MatchClass):  # ``case torch.Tensor(mT=m)`` reads the attribute mT
+            names = [name for attr in sub.kwd_attrs for name in (attr, "." + attr)]
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             names = [part for a in sub.names for part in (*a.name.split("."), a.asname or "")]
             names += (sub.module or "").split(".") if isinstance(sub, ast.ImportFrom) else []
