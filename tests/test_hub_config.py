@@ -70,7 +70,10 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert config.ClassAuthenticator.accounts_file == str(tmp_path / "state" / "passwords.csv")
     assert config.NativeAuthenticator.open_signup is False
     assert config.Authenticator.allowed_users == {"teacher", "ada", "ben"}
-    assert config.Authenticator.admin_users == {"teacher"}
+    assert "admin_users" not in config.Authenticator  # nobody is a hub admin (the role holds access:servers)
+    [instructor, culler] = config.JupyterHub.load_roles
+    assert instructor["users"] == ["teacher"] and culler["name"] == "idle-culler"
+    assert not {"access:servers", "tokens", "admin:auth_state", "shares"} & set(instructor["scopes"])
     assert config.JupyterHub.spawner_class == "labs.hub.spawner.ClassSpawner"
     assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus, config.ClassSpawner.processes) == (
         3 * GIB,
@@ -82,8 +85,8 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     [culler] = config.JupyterHub.services
     assert culler["name"] == "idle-culler" and "--timeout=600" in culler["command"]
     assert culler["command"][1:3] == ["-m", "jupyterhub_idle_culler"]
-    assert config.JupyterHub.load_roles[0]["services"] == ["idle-culler"]
-    assert "delete:servers" in config.JupyterHub.load_roles[0]["scopes"]
+    assert config.JupyterHub.load_roles[1]["services"] == ["idle-culler"]
+    assert "delete:servers" in config.JupyterHub.load_roles[1]["scopes"]
     assert config.Spawner.environment == {"JUPYTERHUB_ACTIVITY_INTERVAL": "200"}
     assert (config.JupyterHub.ssl_cert, config.JupyterHub.ssl_key) == (str(cert), str(key))
     assert "OMP_NUM_THREADS" in config.Spawner.env_keep and "PATH" in config.Spawner.env_keep
@@ -320,7 +323,9 @@ def test_zero_to_jupyterhub_values():
     hub = values["hub"]["config"]
     assert hub["JupyterHub"]["authenticator_class"] == "nativeauthenticator.NativeAuthenticator"
     assert hub["NativeAuthenticator"]["open_signup"] is False
-    assert hub["Authenticator"]["admin_users"] == ["instructor"]
+    assert "admin_users" not in hub["Authenticator"]
+    role = values["hub"]["loadRoles"]["instructor"]
+    assert role["users"] == ["instructor"] and not {"access:servers", "tokens"} & set(role["scopes"])
     single = values["singleuser"]
     assert single["memory"]["limit"] == "1G" and single["cpu"]["limit"] == 1
     assert single["cmd"] == "jupyterhub-singleuser" and single["defaultUrl"] == "/lab"
@@ -430,3 +435,16 @@ def test_no_two_servers_of_a_class_draw_the_same_port(monkeypatch) -> None:
         spawner.server_port(low, high, attempts=500)
     spawner.release_port(21007)
     assert spawner.server_port(low, high, attempts=10_000) == 21007
+
+
+def test_a_second_hub_on_the_same_root_is_refused(tmp_path: Path) -> None:
+    """An outsider started a second labs hub on one --root while the first was stopping: the first's clean-up
+    left the hub's database readable by everyone. One hub per root, the second refused, saying why."""
+    from labs.hub.run import ClassNotPossible, one_hub_per_root
+
+    with one_hub_per_root(tmp_path / "hub"):
+        with pytest.raises(ClassNotPossible, match="another labs hub is running on"):
+            with one_hub_per_root(tmp_path / "hub"):
+                pass
+    with one_hub_per_root(tmp_path / "hub"):  # free again once the first has stopped
+        pass

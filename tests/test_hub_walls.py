@@ -157,8 +157,26 @@ def test_a_file_swapped_for_a_link_after_the_look_is_not_copied(class_exchange, 
     dest = grading / "submitted" / "ada" / CHAPTER
     skipped = exchange.copy_submission(inbound, found, dest, [LAB, "timestamp.txt"], os.getuid(), 1 << 20)
     assert skipped == {LAB: "a link: never followed"}
-    assert sorted(p.name for p in dest.iterdir()) == ["timestamp.txt"]
+    assert not dest.exists()  # collected whole or not at all: no timestamp.txt without its notebook
     assert "BEGIN SOLUTION" not in everything_under(grading)
+
+
+def test_a_submission_with_one_file_over_the_size_is_refused_whole(class_exchange, monkeypatch):
+    """An outsider's newest submission held a notebook over the size limit: collect took its timestamp.txt
+    alone, and the student vanished from `labs grade`. Now the whole submission is refused, and the student's
+    latest acceptable one is collected instead."""
+    as_users(monkeypatch, mine="ada")
+    _, inbound, grading = class_exchange
+    submit(inbound, "ada", 1, "ada = 1  # her own")
+    large = submit(inbound, "ada", 2, "ada = 2")
+    (large / LAB).write_text(notebook("x = '" + "y" * 5000 + "'"))
+    found = exchange.survey(inbound, CHAPTER, max_bytes=4000)
+    assert found.latest["ada"].timestamp.minute == 1
+    assert found.refused == {large.name: f"{LAB} is larger than 4000 bytes"}
+    dest = grading / "submitted" / "ada" / CHAPTER
+    latest = exchange.survey(inbound, CHAPTER).latest["ada"]  # no size given: the large one is the latest
+    skipped = exchange.copy_submission(inbound, latest, dest, None, os.getuid(), 4000)
+    assert skipped == {LAB: "larger than 4000 bytes"} and not dest.exists()
 
 
 def test_an_exchange_reached_through_a_link_is_refused(class_exchange, tmp_path: Path):

@@ -127,7 +127,8 @@ async def restart_server(session: HubSession) -> None:
 
 def test_own_config_never_reaches_the_server_and_no_page_may_be_framed(hub: RunningHub):
     """Issue 48, item 1: ada's ~/.jupyter config and a .pth in her user site are ignored by her server; the hub's
-    and her server's pages forbid framing; the instructor (admin) cannot open her server."""
+    and her server's pages forbid framing; the instructor (no hub admin) cannot open her server, by cookie or by
+    a token made for it."""
     marker = hub.home("ada") / "pth-ran"
 
     async def scenario():
@@ -151,6 +152,11 @@ def test_own_config_never_reaches_the_server_and_no_page_may_be_framed(hub: Runn
         for path in ("/user/ada/api/contents", "/user/ada/lab", "/user/ada/api/kernels"):
             response = await teacher.client.get(path)  # redirects followed, as a browser would
             into_ada.append((response.status_code, response.url.path))
+        for owner in ("ada", "instructor"):  # a token that opens ada's server, made for her or for herself
+            made = await teacher.api(
+                "POST", f"/hub/api/users/{owner}/tokens", json={"scopes": ["access:servers!user=ada"]}
+            )
+            into_ada.append((made.status_code, f"/user/ada/ by a token of {owner}'s"))
         for session in (ada, teacher):
             await session.close()
         return page, hub_page, into_ada
@@ -165,9 +171,9 @@ def test_own_config_never_reaches_the_server_and_no_page_may_be_framed(hub: Runn
     )
     assert hub_page.headers.get("X-Frame-Options") == "DENY", dict(hub_page.headers)
     assert not marker.exists(), "a .pth in ada's user site ran when her server started"
-    assert not [(code, url) for code, url in into_ada if code == 200 and url.startswith("/user/ada/")], (
-        into_ada
-    )
+    assert not [
+        (code, url) for code, url in into_ada if code in (200, 201) and url.startswith("/user/ada/")
+    ], into_ada
 
 
 def test_each_server_has_its_own_tmp(hub: RunningHub):
@@ -203,6 +209,35 @@ def test_each_server_has_its_own_tmp(hub: RunningHub):
     assert "ada-was-here" not in listed and "torchinductor_ben" not in listed and "'x'" not in listed, listed
     assert places.split() == ["/tmp", "/tmp/torchinductor", "False"], places
     assert after[0] == 0 and "ben-secret" not in after[1], after
+
+
+def test_no_folder_is_writable_by_two_students(hub: RunningHub):
+    """Issue 48: beyond /tmp (an outsider filled the host's disk and shared files through /run/lock, 1777 on
+    the root filesystem). ben leaves a marker in every folder of the machine he can write, ada looks for them
+    everywhere she can read: none is found (the exchange's inbound, which she cannot list, aside)."""
+    marker = ".ben-was-here-48"
+    walk = (
+        "find / \\( -path /proc -o -path /sys -o -path /dev/pts \\) -prune -o -type d -writable -print "
+        "2>/dev/null"
+    )
+
+    async def scenario():
+        ada, ben = await signed_in(hub, "ada"), await signed_in(hub, "ben")
+        ben_terminal, ada_terminal = await ben.terminal(), await ada.terminal()
+        left = await ben_terminal.run(
+            f'{walk} | while read -r d; do touch "$d/{marker}" 2>/dev/null && echo "$d"; done', timeout=600
+        )
+        found = await ada_terminal.run(f"find / -name {marker} 2>/dev/null; true", timeout=600)
+        for terminal in (ben_terminal, ada_terminal):
+            terminal.close()
+        for session in (ada, ben):
+            await session.close()
+        return left, found
+
+    left, found = run(scenario())
+    places = left[1].split()
+    assert {"/tmp", "/var/tmp", "/dev/shm", "/run/lock"} <= set(places), places  # the walk saw them
+    assert found[1].split() == [], (found, places)
 
 
 def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):

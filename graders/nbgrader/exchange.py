@@ -153,9 +153,16 @@ def _read_small(fd: int, limit: int) -> bytes:
     return data
 
 
-def check_files(folder_fd: int, student: str, include: list[str] | None, owner_uid: int | None) -> str | None:
+def check_files(
+    folder_fd: int,
+    student: str,
+    include: list[str] | None,
+    owner_uid: int | None,
+    max_bytes: int | None = None,
+) -> str | None:
     """Why the submission open at ``folder_fd`` cannot be collected (a file it would copy is a link, not a plain
-    file, not the student's, or its ``timestamp.txt`` is not a time), or None."""
+    file, not the student's, larger than ``max_bytes``, or its ``timestamp.txt`` is not a time), or None: a
+    submission is collected whole or not at all."""
     for entry in sorted(os.listdir(folder_fd)):
         if include is not None and entry not in include:
             continue
@@ -166,6 +173,8 @@ def check_files(folder_fd: int, student: str, include: list[str] | None, owner_u
                     return f"{entry} is not a plain file"
                 if owner_uid is not None and info.st_uid != owner_uid:
                     return f"{entry} belongs to {user_name(info.st_uid)}, not to {student}"
+                if max_bytes is not None and info.st_size > max_bytes:
+                    return f"{entry} is larger than {max_bytes} bytes"
                 if entry == "timestamp.txt":
                     parse_utc(_read_small(fd, TIMESTAMP_BYTES).decode().strip())
         except OSError as err:
@@ -176,7 +185,12 @@ def check_files(folder_fd: int, student: str, include: list[str] | None, owner_u
 
 
 def judge(
-    inbound_fd: int, name: str, chapter: str, include: list[str] | None, check_owner: bool
+    inbound_fd: int,
+    name: str,
+    chapter: str,
+    include: list[str] | None,
+    check_owner: bool,
+    max_bytes: int | None = None,
 ) -> Submission | str:
     """The submission ``name`` in the inbound folder open at ``inbound_fd``, or why it is refused."""
     parts = name.rsplit("+", 3)
@@ -192,7 +206,7 @@ def judge(
             info = os.fstat(fd)
             if check_owner and user_name(info.st_uid) != student:
                 return f"submitted by {user_name(info.st_uid)}, not by the student it names"
-            why = check_files(fd, student, include, info.st_uid if check_owner else None)
+            why = check_files(fd, student, include, info.st_uid if check_owner else None, max_bytes)
     except OSError as err:
         return _why_not(err)
     return why or Submission(name, student, timestamp, info.st_uid)
@@ -222,6 +236,7 @@ def survey(
     student: str = "*",
     include: list[str] | None = None,
     check_owner: bool = True,
+    max_bytes: int | None = None,
 ) -> Survey:
     """Each student's latest acceptable submission of ``chapter`` in ``inbound``, and every entry refused (named
     as nbgrader's collect would match it: ``<student>+<chapter>+*``). Nothing is followed: see the module."""
@@ -231,7 +246,7 @@ def survey(
         for name in sorted(os.listdir(inbound_fd)):
             if not fnmatch.fnmatchcase(name, f"{student}+{chapter}+*"):
                 continue
-            verdict = judge(inbound_fd, name, chapter, include, check_owner)
+            verdict = judge(inbound_fd, name, chapter, include, check_owner, max_bytes)
             if isinstance(verdict, str):
                 found.refused[name] = verdict
             elif (
@@ -250,9 +265,9 @@ def copy_submission(
     owner_uid: int | None,
     max_bytes: int,
 ) -> dict[str, str]:
-    """Copy the plain files of ``submission`` (those in ``include``) into ``dest`` (replaced), opened without
-    following and checked again once open (a link swapped in after :func:`survey` is still refused); returns the
-    files skipped: name -> why."""
+    """Copy the plain files of ``submission`` (those in ``include``) into ``dest``, opened without following and
+    checked again once open (a link swapped in after :func:`survey` is still refused); ``dest`` is replaced only
+    when every file was copied. Returns the files that could not be: name -> why (then ``dest`` is untouched)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     skipped = {}
@@ -269,6 +284,8 @@ def copy_submission(
                 why = _copy_file(folder_fd, entry, staging / entry, owner_uid, max_bytes)
                 if why:
                     skipped[entry] = why
+        if skipped:
+            return skipped
         staging.chmod(0o755)
         if dest.is_dir() and not dest.is_symlink():
             shutil.rmtree(dest)
@@ -329,6 +346,7 @@ class OwnedCollect(ExchangeCollect):
                 student,
                 include,
                 self.check_owner,
+                self.coursedir.max_file_size * 1000,
             )
         except ExchangeNotSafe as err:
             self.fail(str(err))
@@ -373,7 +391,8 @@ class OwnedCollect(ExchangeCollect):
             for entry, why in skipped.items():
                 self.refused[f"{submission.name}/{entry}"] = why
                 self.log.warning("not collected: %s/%s: %s", submission.name, entry, why)
-            self.log.info("Collected submission: %s %s", student, chapter)
+            if not skipped:
+                self.log.info("Collected submission: %s %s", student, chapter)
 
 
 def exchange_api(

@@ -142,7 +142,16 @@ c.JupyterHub.pid_file = {hub_pid!r}
 c.JupyterHub.cleanup_servers = True
 c.JupyterHub.cleanup_proxy = True
 c.Authenticator.allowed_users = set({users!r})
-c.Authenticator.admin_users = {{{instructor!r}}}
+# The instructor runs the class (the admin page, students' servers started and stopped, sign-ups authorized at
+# /hub/authorize) but is no hub admin: the admin role holds access:servers and tokens, with which an admin opens
+# any student's server (an API token for it, then its terminals). Nobody is an admin.
+c.JupyterHub.load_roles = [{{
+    "name": "instructor",
+    "description": "runs the class; never enters a student's server",
+    "scopes": ["self", "admin-ui", "admin:users", "admin:servers", "admin:groups", "read:hub", "list:services",
+               "read:services"],
+    "users": [{instructor!r}],
+}}]
 c.Spawner.cmd = [{singleuser!r}]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
@@ -197,8 +206,6 @@ c.ClassSpawner.file_bytes = {file_bytes}
 c.ClassSpawner.keep_paths = {keep!r}
 # No server reads configuration from its user's home (~/.jupyter, ~/.local): only labs hub's.
 c.Spawner.disable_user_config = True
-# The instructor (admin) never opens a student's server (it would be their browser on the student's pages).
-c.JupyterHub.admin_access = False
 """
 
 CULLER = """
@@ -210,11 +217,11 @@ c.JupyterHub.services = [{{
     "name": "idle-culler",
     "command": [{python!r}, "-m", "jupyterhub_idle_culler", "--timeout={timeout}", "--cull-every={every}"],
 }}]
-c.JupyterHub.load_roles = [{{
+c.JupyterHub.load_roles.append({{
     "name": "idle-culler",
     "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
     "services": ["idle-culler"],
-}}]
+}})
 """
 
 HTTPS = """

@@ -9,6 +9,7 @@ back the modes it changed. The accounts and homes stay (a class outlives one run
 from __future__ import annotations
 
 import csv
+import fcntl
 import os
 import secrets
 import shutil
@@ -18,7 +19,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from labs.hub import disks, users
@@ -324,6 +326,29 @@ def run_class(
         return 0
     if plan.demo and plan.ip != "127.0.0.1":
         raise ClassNotPossible("--demo takes any password: it listens on 127.0.0.1 only")
+    with one_hub_per_root(plan.root):
+        return _run(plan, say, config_only)
+
+
+@contextmanager
+def one_hub_per_root(root: Path) -> Iterator[None]:
+    """Held while a `labs hub` works on ``root``: a second one (a restart while the first still stops) would
+    set the class's folders up under the first one's feet, and the first's clean-up undo the second's modes."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / ".labs-hub.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ClassNotPossible(
+                f"another labs hub is running on {root} (wait until it has stopped, or stop it first)"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _run(plan: HubPlan, say: Callable[[str], None], config_only: bool) -> int:
     written = prepare(plan)
     say(f"wrote {written}")
     saved: list[users.Saved] = []
