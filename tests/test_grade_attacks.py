@@ -511,6 +511,12 @@ ROUTE_ATTACKS = {
     "route-storage-type": "try:\n    torch.UntypedStorage(1).type('builtins.exec')\nexcept AttributeError as err:\n"
     "    found = {}\n    err.obj('up = 1', found)\n    return found['up'] == 1",
     "route-formatwarning": "import warnings\nreturn warnings.formatwarning('x', UserWarning, '/etc/hostname', 1) != ''",
+    "route-copy-reduce": "import functools, copy\nclass Holder:\n    @functools.cached_property\n"
+    "    def slot(self):\n        return lambda *a: (list, ())\n"
+    "Holder.slot.attrname = '_' * 2 + 'reduce_ex' + '_' * 2\nh = Holder()\nh.slot\n"
+    "return type(copy.copy(h)).__name__ == 'list'",
+    "route-match-args": "import collections.abc\nmatch torch:\n    case collections.abc.Hashable(v):\n"
+    "        return v is not None",
     "route-foreign-self": "import warnings\nclass C:\n    def __init__(self):\n        self._module = None\n"
     "    def get(self):\n        return self._module\nreturn C.get(warnings.catch_warnings()) is not None",
 }

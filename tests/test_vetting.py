@@ -678,3 +678,41 @@ def test_a_stated_rule_reads_class_pattern_keywords() -> None:
     }
     [finding] = stated_rule_breaks(solutions, "transpose_view", (".mT",))
     assert "mT" in finding.what
+
+
+# A third outsider's route: cached_property's attrname wrote __reduce_ex__ into an instance's __dict__, copy.copy
+# called it and set attributes from what it returned, and a positional class pattern read an attribute named by
+# __match_args__: eval, a file, a process and a thread from lab 02 code, names built at run time throughout.
+@pytest.mark.parametrize(
+    ("spelling", "why"),
+    [
+        (
+            "import functools\nclass Holder:\n    @functools.cached_property\n    def slot(self):\n        return 1\n",
+            "functools.cached_property",
+        ),
+        ("import copy\nx = copy.copy([1])\n", "copy"),
+        (
+            "import dataclasses\nX = dataclasses.make_dataclass('X', [('a', int)])\n",
+            "dataclasses.make_dataclass",
+        ),
+        (
+            "import collections.abc\nmatch 1:\n    case collections.abc.Hashable(v):\n        pass\n",
+            "positional class pattern",
+        ),
+    ],
+)
+def test_run_time_names_reaching_setattr_and_getattr_are_refused(spelling: str, why: str) -> None:
+    for chapter in ("01_autograd", "02_tensors"):
+        findings = vet(spelling, _lab_imports(chapter))
+        assert any(why in f.what for f in findings), (chapter, findings)
+
+
+def test_deepcopy_stays_where_the_lab_uses_it() -> None:
+    assert (
+        vet("import copy\nmodel2 = copy.deepcopy(torch.nn.Linear(2, 2))\n", _lab_imports("03_modules")) == []
+    )
+
+
+def test_keyword_class_patterns_stay_allowed() -> None:
+    cell = "match torch.ones(2):\n    case torch.Tensor(shape=s):\n        n = s[0]\n"
+    assert vet(cell, _lab_imports("02_tensors")) == []

@@ -78,7 +78,8 @@ ALLOWED_ROOTS = frozenset(
         "bisect",
         "dataclasses",
         "contextlib",
-        "copy",
+        # not copy: copy.copy and deepcopy call what an object holds as __reduce_ex__ or __deepcopy__, and
+        # setattr the state it returns (labs 03-05, which use deepcopy, get it as their own code does)
         "numbers",
         "fractions",
         "decimal",
@@ -107,6 +108,11 @@ DENIED = frozenset(
         # while_loop run dynamo
         "functools.update_wrapper",
         "functools.wraps",
+        # cached_property's public attrname names the key it writes into an instance's __dict__ (a dunder
+        # built at run time: __reduce_ex__, which copy then calls); make_dataclass turns field names into
+        # class attributes
+        "functools.cached_property",
+        "dataclasses.make_dataclass",
         "warnings.formatwarning",
         "warnings.showwarning",
         "warnings.warn_explicit",
@@ -186,7 +192,6 @@ DENIED = frozenset(
         "operator.methodcaller",
         "functools.singledispatch",
         "functools.singledispatchmethod",
-        "dataclasses.make_dataclass",
         "copy.copyreg",
         "re.template",
         "abc.ABCMeta",
@@ -839,6 +844,8 @@ class _Policy(ast.NodeVisitor):
             self.attribute_name(node, name)
             if name in ("format", "__code__"):  # ``case str(format=fmt)``: no literal to check the fields of
                 self.refuse(node, f"reading '.{name}' in a class pattern")
+        if node.patterns:  # ``case C(v)`` reads the attribute C.__match_args__ names, which code may have set
+            self.refuse(node, "a positional class pattern (it reads attributes named by __match_args__)")
         self.generic_visit(node)
 
     # -- definitions ---------------------------------------------------------------------------------
