@@ -517,6 +517,10 @@ ROUTE_ATTACKS = {
     "return type(copy.copy(h)).__name__ == 'list'",
     "route-match-args": "import collections.abc\nmatch torch:\n    case collections.abc.Hashable(v):\n"
     "        return v is not None",
+    "route-dataclass-field": "import dataclasses\n@dataclasses.dataclass\nclass Carrier:\n    x: object = 0\n"
+    "dataclasses.fields(Carrier)[0].name = 'x,exec(self.x,dict(me=self))'\n"
+    "@dataclasses.dataclass(init=False, repr=False)\nclass Courier(Carrier):\n    pass\n"
+    "c = Courier()\nc.x = 'me.up = 1'\nc == c\nreturn c.up == 1",
     "route-foreign-self": "import warnings\nclass C:\n    def __init__(self):\n        self._module = None\n"
     "    def get(self):\n        return self._module\nreturn C.get(warnings.catch_warnings()) is not None",
 }

@@ -693,7 +693,12 @@ def test_a_stated_rule_reads_class_pattern_keywords() -> None:
         ("import copy\nx = copy.copy([1])\n", "copy"),
         (
             "import dataclasses\nX = dataclasses.make_dataclass('X', [('a', int)])\n",
-            "dataclasses.make_dataclass",
+            "dataclasses",
+        ),
+        (  # a fourth outsider: a Field's name set after the class, compiled into a subclass's __eq__
+            "import dataclasses\n@dataclasses.dataclass\nclass Carrier:\n    x: object = 0\n"
+            "dataclasses.fields(Carrier)[0].name = 'x,exec(self.x,dict(me=self))'\n",
+            "dataclasses",
         ),
         (
             "import collections.abc\nmatch 1:\n    case collections.abc.Hashable(v):\n        pass\n",

@@ -76,8 +76,9 @@ ALLOWED_ROOTS = frozenset(
         "collections",
         "heapq",
         "bisect",
-        "dataclasses",
         "contextlib",
+        # not dataclasses: @dataclass writes the source of __init__, __eq__ ... from each field's name and runs
+        # it, and a Field's name can be set after its class was made (a subclass runs the new text).
         # not copy: copy.copy and deepcopy call what an object holds as __reduce_ex__ or __deepcopy__, and
         # setattr the state it returns (labs 03-05, which use deepcopy, get it as their own code does)
         "numbers",
