@@ -18,7 +18,8 @@ import subprocess
 
 from graders.inside import jail
 
-PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # each a tmpfs of the server's own (/var/lock is /run/lock)
+# Each a tmpfs of the server's own (/var/lock is /run/lock).
+PRIVATE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
 def under_private(path: str) -> bool:
