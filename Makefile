@@ -36,11 +36,12 @@ hub: venv proxy
 
 # The stages run in three lanes side by side (ci/lanes.py; a stage's log: build/logs/STAGE.log). The sandboxed
 # grading tests never run beside the unit tests that start kernels and ranks (marker slow: the launcher's
-# timing-sensitive ones among them), which follow them in their lane; the in-process unit tests run in lane 3.
+# timing-sensitive ones among them), which follow them in their lane; the in-process unit tests follow the
+# notebooks in lane 2, beside the browser test (which mostly waits on JupyterLab) in lane 3.
 # `make unit grading ...` runs stages one after another instead.
 # The full self-check is not a stage of make test: its unit test checks the verdicts `make selfcheck` committed
 # are current, and .ci/run runs `make selfcheck` itself after make test (docs/testing.md).
-LANES ?= grading,unit-slow notebooks,site typecheck,browser,unit-quick
+LANES ?= grading,unit-slow notebooks,site,unit-quick typecheck,browser
 # Where the lanes want more than the cores, these yield (nice): the grading lane is the longest, and latency-bound
 # (its sandboxes wait on one another), so every other lane gives way to it.
 BACKGROUND ?= notebooks,site,typecheck,browser,unit-quick

@@ -498,6 +498,10 @@ ROUTE_ATTACKS = {
     "route-rebuilt-function": "f = lambda m: m.qqq\ng = type(f)(f.__code__.replace(co_names=('__globals__',)), {})\n"
     "return g(_route)",
     "route-runtime-dunder": "name = '_' * 2 + 'del' + '_' * 2\nreturn type(type(0))('Spy', (), {name: print})()",
+}
+# The later outsiders' routes (each refused by name in tests/test_vetting.py): one submission that holds them
+# all, graded end to end, earns nothing.
+LATER_ROUTES = {
     # a function whose parameter is named self reads any private attribute the cell also stores; typing turns
     # a subscript's string into a ForwardRef, whose _evaluate runs it
     "route-forward-ref": "import typing\ndef grab(self, g):\n    return self._evaluate(g, dict(), frozenset())\n"
@@ -525,6 +529,18 @@ ROUTE_ATTACKS = {
     "    def get(self):\n        return self._module\nreturn C.get(warnings.catch_warnings()) is not None",
 }
 READER_ATTACKS.update({name: _reaching(route) for name, route in ROUTE_ATTACKS.items()})
+
+
+def _all_of(routes: dict[str, str]) -> str:
+    """One route body that tries each of ``routes`` (a function each) and reaches its aim if any does."""
+    bodies = "".join(
+        f"def _r{i}():\n" + "".join(f"    {line}\n" for line in route.splitlines())
+        for i, route in enumerate(routes.values())
+    )
+    return bodies + f"return any(f() for f in ({', '.join(f'_r{i}' for i in range(len(routes)))},))"
+
+
+READER_ATTACKS["route-later-outsiders"] = _reaching(_all_of(LATER_ROUTES))
 HUGE_CELL = "x = 1\n" * ((1 << 20) // 6 + 1)  # 1 MiB of plain Python in one solution cell
 STUDENT_VISIBLE_LEAKS = ("KeyError", "cases differ", "of 5", "raised", "/tmp/", "/work/", "/root/")
 
@@ -610,6 +626,7 @@ def test_reader_attack_earns_nothing(vetted: dict, attack: str) -> None:
         "computed-name",
         "thread",
         *sorted(ROUTE_ATTACKS),
+        "route-later-outsiders",
         "huge-cell",
         "magics-19mib",
     ],
