@@ -347,6 +347,15 @@ def test_the_sandbox_imports_nothing_of_the_grader_even_lazily() -> None:
 BOUNDARY_PARSERS = {"from_message", "from_wire", "cell_runs", "values_in", "read_message", "job_result"}
 
 
+def _absolute(node: ast.ImportFrom, path: Path, root: Path) -> str:
+    """The module an ``ImportFrom`` names, a relative one resolved against ``path``'s package."""
+    if not node.level:
+        return node.module or ""
+    package = path.relative_to(root).with_suffix("").parts[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
 def sandbox_output_parsers(root: Path = ROOT) -> list[str]:
     """Where a module of graders/ outside boundary/ and inside/ reads sandbox output itself."""
     found = []
@@ -355,18 +364,67 @@ def sandbox_output_parsers(root: Path = ROOT) -> list[str]:
         if path.relative_to(root / "graders").parts[0] in ("boundary", "inside"):
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            module = _absolute(node, path, root) if isinstance(node, ast.ImportFrom) else ""
             if isinstance(node, ast.ImportFrom) and (
-                node.module == "graders.boundary.wire"
-                or (node.module == "graders.boundary" and any(a.name == "wire" for a in node.names))
+                module == "graders.boundary.wire"
+                or (module == "graders.boundary" and any(a.name == "wire" for a in node.names))
             ):
                 found.append(f"{relative}: imports the wire format")
             elif isinstance(node, ast.Import) and any(a.name == "graders.boundary.wire" for a in node.names):
                 found.append(f"{relative}: imports the wire format")
             elif isinstance(node, ast.Attribute) and node.attr in BOUNDARY_PARSERS:
                 found.append(f"{relative}: .{node.attr}")
-            elif isinstance(node, ast.ImportFrom) and node.module == "graders.boundary.job_result":
+            elif isinstance(node, ast.ImportFrom) and module == "graders.boundary.job_result":
                 found += [f"{relative}: {a.name}" for a in node.names if a.name in BOUNDARY_PARSERS]
     return found
+
+
+def string_and_bare_imports(root: Path = ROOT) -> dict[str, set[str]]:
+    """What modules of graders/ import by a string (``importlib.import_module("graders.x")``, ``__import__``),
+    relatively, or as the bare package (``import graders``, then ``graders.grader.x``): ``{module: {targets}}``,
+    for :func:`grader_layer_breaks` (the bare package counts as every side of it)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((root / "graders").rglob("*.py")):
+        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                func = node.func
+                called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                    targets.append(node.args[0].value)
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                module = _absolute(node, path, root)
+                targets += [module, *(f"{module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import) and any(a.name == "graders" for a in node.names):
+                targets += [f"graders.{side}" for side in GRADER_LAYERS]
+            found.setdefault(name, set()).update(t for t in targets if t.startswith("graders."))
+    return {name: targets for name, targets in found.items() if targets}
+
+
+def test_no_import_by_string_relatively_or_of_the_bare_package_crosses_the_cut() -> None:
+    assert grader_layer_breaks(string_and_bare_imports()) == {}
+
+
+def test_the_cut_sees_imports_by_string_relative_and_bare(tmp_path: Path) -> None:
+    inside = tmp_path / "graders" / "inside"
+    inside.mkdir(parents=True)
+    (inside / "a.py").write_text("import importlib\nm = importlib.import_module('graders.grader.compare')\n")
+    (inside / "b.py").write_text("from ..grader import compare\n")
+    (inside / "c.py").write_text("import graders\n")
+    (inside / "d.py").write_text("from ..boundary import wire\nimport json\n")
+    assert grader_layer_breaks(string_and_bare_imports(tmp_path)) == {
+        "graders.inside.a": ["graders.grader.compare"],
+        "graders.inside.b": ["graders.grader", "graders.grader.compare"],
+        "graders.inside.c": sorted(f"graders.{s}" for s in GRADER_LAYERS if s not in ("inside", "boundary")),
+    }
+    grader = tmp_path / "graders" / "grader"
+    grader.mkdir()
+    (grader / "e.py").write_text("from ..boundary import wire\nfrom ..boundary.job_result import cell_runs\n")
+    assert sandbox_output_parsers(tmp_path) == [
+        "graders/grader/e.py: imports the wire format",
+        "graders/grader/e.py: cell_runs",
+    ]
 
 
 def test_only_the_boundary_parses_what_comes_back_from_a_sandbox() -> None:
