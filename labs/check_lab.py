@@ -63,29 +63,31 @@ def lab_of(notebook: Path, course: Path) -> tuple[str, Path]:
 
 
 def check_lab(
-    notebook: Path, course: Path = defaults.COURSE, build: Path = defaults.BUILD, timeout: float = 300
+    notebook: Path, course: Path = defaults.COURSE, build: Path = defaults.BUILD, timeout: float | None = None
 ) -> LabCheck:
     """Grade ``notebook`` alone in the sandbox against its lab in ``course``; the student's view of the grade.
 
     Raises :class:`NotALab`, or :class:`graders.pipeline.BadRequest` (one line) when grading cannot start.
     """
     from graders.boundary.protocol import Limits
+    from graders.nbgrader.course_root import CourseRoot
     from graders.nbgrader.reports import for_student, student_view
     from graders.pipeline import GradeRequest, grade_submissions
 
     chapter, _ = lab_of(notebook, course)
     build.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="check-lab-", dir=build) as scratch:
-        submitted = Path(scratch) / "submitted" / STUDENT / chapter
+        grading = CourseRoot(Path(scratch))
+        submitted = grading.submitted / STUDENT / chapter
         submitted.mkdir(parents=True)
         shutil.copyfile(notebook, submitted / notebook.name)
         request = GradeRequest(
-            Path(scratch) / "submitted",
+            grading.submitted,
             [chapter],
             course,
             Path(scratch) / "root",
             jobs=1,
-            limits=Limits(wall_seconds=timeout),
+            limits=Limits() if timeout is None else Limits(wall_seconds=timeout),
         )
         run = grade_submissions(request)
     if not run.batch.grades:  # refused before grading: a bad file (invalid JSON, too large ...)

@@ -145,7 +145,7 @@ def feedback(
             fail(str(err))
         if students:
             console.print(f"released feedback on {folder.name} to {', '.join(students)}")
-    written(f"{len(files)} feedback files under {root / 'feedback'}", errors)
+    written(f"{len(files)} feedback files under {CourseRoot(root).feedback}", errors)
 
 
 def export(

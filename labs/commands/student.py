@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from graders import paths as defaults
+from graders.boundary.protocol import Limits
 from labs.commands.common import (
     CourseOpt,
     ReleaseBuildOpt,
@@ -45,7 +46,9 @@ def lab(
 def check_lab(
     notebook: Annotated[Path, typer.Argument(help="your lab, e.g. student/03_modules/lab_modules.ipynb")],
     course_dir: CourseOpt = defaults.COURSE,
-    timeout: Annotated[float, typer.Option(help="wall-clock seconds for your notebook")] = 300,
+    timeout: Annotated[
+        float, typer.Option(help="wall-clock seconds for your notebook")
+    ] = Limits().wall_seconds,
 ) -> None:
     """Self-learners: grade your lab with the hidden checks, in the sandbox, and see what a graded student sees."""
     from graders.pipeline import BadRequest
