@@ -73,7 +73,9 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
     assert "admin_users" not in config.Authenticator  # nobody is a hub admin (the role holds access:servers)
     [instructor, culler] = config.JupyterHub.load_roles
     assert instructor["users"] == ["teacher"] and culler["name"] == "idle-culler"
-    assert not {"access:servers", "tokens", "admin:auth_state", "shares"} & set(instructor["scopes"])
+    assert not {"access:servers", "tokens", "admin:users", "admin:auth_state", "shares"} & set(
+        instructor["scopes"]
+    )
     assert config.JupyterHub.spawner_class == "labs.hub.spawner.ClassSpawner"
     assert (config.ClassSpawner.memory_bytes, config.ClassSpawner.cpus, config.ClassSpawner.processes) == (
         3 * GIB,
@@ -325,7 +327,9 @@ def test_zero_to_jupyterhub_values():
     assert hub["NativeAuthenticator"]["open_signup"] is False
     assert "admin_users" not in hub["Authenticator"]
     role = values["hub"]["loadRoles"]["instructor"]
-    assert role["users"] == ["instructor"] and not {"access:servers", "tokens"} & set(role["scopes"])
+    assert role["users"] == ["instructor"] and not {"access:servers", "tokens", "admin:users"} & set(
+        role["scopes"]
+    )
     single = values["singleuser"]
     assert single["memory"]["limit"] == "1G" and single["cpu"]["limit"] == 1
     assert single["cmd"] == "jupyterhub-singleuser" and single["defaultUrl"] == "/lab"

@@ -5,8 +5,8 @@ out); when the hub starts, :class:`ClassAuthenticator` creates the NativeAuthent
 has none yet, with that password, already authorized. The password is good for one thing only: a sign-in with it
 lands on ``/hub/change-password``, and the hub starts no server for that person until they have chosen their
 own (:meth:`ClassAuthenticator.pre_spawn_start`); after that the one-time password no longer signs in. Someone
-not on the list can sign up at ``/hub/signup`` only if the instructor opens sign-up, and then waits for the
-instructor's approval at ``/hub/authorize`` (NativeAuthenticator's own pages). Passwords are stored as bcrypt
+not on the list may sign up at ``/hub/signup`` but never signs in (``allowed_users`` is the class list, and
+nobody holds the scope NativeAuthenticator's ``/hub/authorize`` needs). Passwords are stored as bcrypt
 hashes in the hub's database, as NativeAuthenticator stores them.
 
 NativeAuthenticator 1.3.0's login page predates JupyterHub 6: its handler times the sign-in with the handler's

@@ -142,13 +142,14 @@ c.JupyterHub.pid_file = {hub_pid!r}
 c.JupyterHub.cleanup_servers = True
 c.JupyterHub.cleanup_proxy = True
 c.Authenticator.allowed_users = set({users!r})
-# The instructor runs the class (the admin page, students' servers started and stopped, sign-ups authorized at
-# /hub/authorize) but is no hub admin: the admin role holds access:servers and tokens, with which an admin opens
-# any student's server (an API token for it, then its terminals). Nobody is an admin.
+# The instructor runs the class (the admin page, students' servers listed, started and stopped) but is no hub
+# admin: the admin role holds access:servers and tokens (an API token for a student's server, then its
+# terminals), and admin:users lets NativeAuthenticator's admin page set a student's password (then sign in as
+# them). Nobody is an admin; the class list alone makes accounts (allowed_users), so no sign-up needs approving.
 c.JupyterHub.load_roles = [{{
     "name": "instructor",
     "description": "runs the class; never enters a student's server",
-    "scopes": ["self", "admin-ui", "admin:users", "admin:servers", "admin:groups", "read:hub", "list:services",
+    "scopes": ["self", "admin-ui", "list:users", "read:users", "admin:servers", "read:hub", "list:services",
                "read:services"],
     "users": [{instructor!r}],
 }}]

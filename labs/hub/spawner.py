@@ -139,7 +139,11 @@ class ClassSpawner(LocalProcessSpawner):
             )
         if self.port not in HANDED_OUT:  # a new server, or one whose old port was given back when it stopped
             self.port = server_port()
-        result = await super().start()
+        try:
+            result = await super().start()
+        except BaseException:
+            release_port(self.port)  # the hub may never call stop for a server that did not start
+            raise
         if self._student_group is not None:
             self._watch = PeriodicCallback(self._check, self.check_every_ms)
             self._watch.start()
