@@ -135,10 +135,9 @@ evidence = {"etc": sorted(os.listdir("/etc")), "sys": sorted(os.listdir("/sys"))
 def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The fixture lab's reference, then an honest job, a result bomb, a job that closes its pipes and
     sleeps, and one that looks around, side by side on two sandboxes under a WALL-second limit."""
-    from graders.boundary.protocol import Limits
+    from graders.boundary.protocol import Cell, Job, Limits
     from graders.grader.cells import Restored, reference_cells
     from graders.grader.grading import Pool, load_lab, reference_runs, score, warm_modules
-    from graders.inside.job import Cell, Job
 
     lab, salt = load_lab(LAB), 12345
     notebooks = {

@@ -12,6 +12,7 @@ from graders.boundary.job_result import (
     EXCERPT_CHARS,
     CellRun,
     Contracts,
+    Done,
     JobOutcome,
     ProbeRecord,
     Said,
@@ -36,6 +37,16 @@ def _result(probes: object) -> bytes:
     return wire.encode({"probes": probes})
 
 
+def _done(header: dict) -> Done:
+    """The supervisor's final header as the worker gets it: read at the boundary."""
+    said = supervisor_said(json.dumps(header).encode())
+    assert said.done is not None
+    return said.done
+
+
+CELLS = _done(HEADER).cells
+
+
 def test_an_honest_result_is_typed_all_the_way_down() -> None:
     contracts = {
         "effects": [[1, "scale", ["x: values"]]],
@@ -43,7 +54,7 @@ def test_an_honest_result_is_typed_all_the_way_down() -> None:
         "varied": {"scale(inplace)": ["non-default"]},
     }
     result = job_result(
-        HEADER,
+        CELLS,
         _result(
             {
                 "test_a": {"value": [torch.ones(2), 3]},
@@ -74,8 +85,8 @@ def test_an_honest_result_is_typed_all_the_way_down() -> None:
     ],
 )
 def test_a_malformed_probe_record_makes_the_whole_result_bad(probes: object) -> None:
-    assert job_result(HEADER, _result(probes)) is None
-    outcome = completed(JobOutcome(Status.OK), HEADER, _result(probes))
+    assert job_result(CELLS, _result(probes)) is None
+    outcome = completed(_done(HEADER), _result(probes))
     assert outcome.status is Status.BAD_RESULT and outcome.result is None
 
 
@@ -90,7 +101,10 @@ def test_a_malformed_probe_record_makes_the_whole_result_bad(probes: object) -> 
     ],
 )
 def test_malformed_cell_records_make_the_result_bad(cells: object) -> None:
-    assert job_result({**HEADER, "cells": cells}, _result({})) is None
+    done = _done({**HEADER, "cells": cells})
+    assert done.cells is None and done.outcome.status is Status.OK
+    assert job_result(done.cells, _result({})) is None
+    assert completed(done, _result({})).status is Status.BAD_RESULT
 
 
 def test_malformed_contract_entries_are_dropped_not_trusted() -> None:
@@ -105,12 +119,19 @@ def test_malformed_contract_entries_are_dropped_not_trusted() -> None:
 
 
 def test_a_result_that_is_not_ok_is_not_read() -> None:
-    outcome = completed(JobOutcome(Status.TIMEOUT), HEADER, b"\xff not the wire format")
+    outcome = completed(_done({**HEADER, "status": "timeout"}), b"\xff not the wire format")
     assert outcome.status is Status.TIMEOUT and outcome.result is None
 
 
 def test_what_the_supervisor_says_is_one_of_three_things() -> None:
     assert supervisor_said(json.dumps({"kind": "probes?"}).encode()) == Said(asks_for_probes=True)
-    assert supervisor_said(json.dumps(HEADER).encode()) == Said(done=HEADER)
+    assert supervisor_said(json.dumps(HEADER).encode()) == Said(
+        done=Done(
+            JobOutcome(Status.OK, 1.0, 1.0, 1),
+            {"test_a": CellRun(True, ""), "test_b": CellRun(False, "x" * EXCERPT_CHARS)},
+        )
+    )
+    malformed = _done({**HEADER, "seconds": "1"})
+    assert malformed.outcome == JobOutcome(Status.BAD_RESULT)
     for frame in (b"[1]", b"not json", json.dumps({"kind": "other"}).encode(), b"{" * 100_000):
         assert supervisor_said(frame) == Said(), frame[:20]

@@ -255,13 +255,13 @@ def test_current_results_are_judged_without_a_sandbox(
 
 
 def test_a_probe_files_own_grader_imports_are_in_its_hash() -> None:
-    """A graders module a probe file imports that is not a verdict file (every module of inside/, boundary/,
-    grader/) decides the inputs of the labs whose probes import it, and only theirs."""
+    """A project module a probe file runs that is not a verdict file decides the inputs of the labs whose
+    probes import it, and only theirs."""
     verdict = ledger.verdict_files()
     assert (
-        "inside/draws.py" in verdict
-        and "check/mutants_verdict.py" in verdict
-        and "pipeline.py" not in verdict
+        "graders/inside/draws.py" in verdict
+        and "graders/check/mutants_verdict.py" in verdict
+        and "graders/pipeline.py" not in verdict
     )
     assert (
         ledger.probe_helpers(
@@ -269,9 +269,30 @@ def test_a_probe_files_own_grader_imports_are_in_its_hash() -> None:
         )
         == ""
     )
-    with_layout = ledger.probe_helpers("import torch\nfrom graders.coursedir import probes_file\n")
-    assert with_layout.startswith("coursedir.py\n") and "def probes_file" in with_layout
-    assert ledger.probe_helpers("import graders.coursedir\n") == with_layout
+    with_layout = ledger.probe_helpers("import torch\nfrom graders.paths import COURSE\n")
+    assert with_layout.startswith("graders/paths.py\n") and "COURSE" in with_layout
+    assert ledger.probe_helpers("import graders.paths\n") == with_layout
+    digits = ledger.probe_helpers("from labutils.digits import load\n")
+    assert "labutils/digits.py\n" in digits and "graders/" not in digits
+
+
+def test_the_verdict_files_are_what_the_grader_imports_however_indirectly() -> None:
+    """The set follows the imports: the sandbox's fork core (zygote), the layout the grader reads (coursedir), the
+    packages whose __init__ runs on the way; not what only the instructor's side runs."""
+    from graders.check import closure
+    from graders.check.selfcheck_ledger import check_files
+
+    verdict = set(ledger.verdict_files())
+    assert {"zygote/frames.py", "zygote/server.py", "graders/coursedir.py", "graders/__init__.py"} <= verdict
+    assert not {f for f in verdict if f.startswith(("graders/nbgrader/", "labs/"))}
+    assert {"graders/check/selfcheck.py", "graders/check/cuts.py", "graders/nbgrader/course_root.py"} <= set(
+        check_files()
+    )
+    assert not verdict & set(check_files())
+    source = "from graders.boundary import wire\nfrom .sibling import x\n"
+    assert {"graders.boundary", "graders.boundary.wire", "graders.check.sibling"} <= closure.imported(
+        source, "graders.check.here"
+    )
 
 
 def test_mutants_run_under_the_floor_or_a_multiple_of_the_slowest_control() -> None:

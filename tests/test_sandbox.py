@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from graders.boundary.protocol import Limits
+from graders.boundary.protocol import Cell, Job, Limits
 from graders.grader.sandbox.worker import Worker, isolation_warning, job_env
-from graders.inside.job import SAFE_ENVIRONMENT, Cell, Job
+from graders.inside.job import SAFE_ENVIRONMENT
 from tests.conftest import ROOT
 from tests.test_grade_attacks import ATTACKS
 

@@ -122,12 +122,21 @@ def read_message(frame: bytes) -> dict[str, Any] | None:
 
 
 @dataclass(frozen=True)
+class Done:
+    """The supervisor's final header, read: the ``outcome`` it reports (a "bad result" when a field has the wrong
+    type) and the test cells as the job claimed them (``cells``: None when they are malformed)."""
+
+    outcome: JobOutcome
+    cells: dict[str, CellRun] | None
+
+
+@dataclass(frozen=True)
 class Said:
-    """One frame from the supervisor: it asks for the probes, or it is done (``done``: its final header, read
-    further by :func:`outcome_of` and :func:`completed`); neither: anything else, which ends the conversation."""
+    """One frame from the supervisor: it asks for the probes, or it is done (``done``); neither: anything else,
+    which ends the conversation."""
 
     asks_for_probes: bool = False
-    done: dict[str, Any] | None = None
+    done: Done | None = None
 
 
 def supervisor_said(frame: bytes) -> Said:
@@ -137,7 +146,9 @@ def supervisor_said(frame: bytes) -> Said:
         return Said()
     if message.get("kind") == KIND_ASK_PROBES:
         return Said(asks_for_probes=True)
-    return Said(done=message) if message.get("kind") == KIND_DONE else Said()
+    if message.get("kind") == KIND_DONE:
+        return Said(done=Done(outcome_of(message), cell_runs(message.get("cells"))))
+    return Said()
 
 
 def outcome_of(header: dict[str, Any]) -> JobOutcome:
@@ -165,11 +176,11 @@ def cell_runs(cells: Any) -> dict[str, CellRun] | None:
     return out
 
 
-def job_result(header: dict[str, Any], data: bytes) -> JobResult | None:
-    """The job's answer when it is well formed and within budget; None otherwise."""
+def job_result(cells: dict[str, CellRun] | None, data: bytes) -> JobResult | None:
+    """The job's answer (its test ``cells``, read from the header, and the result frame ``data``) when it is well
+    formed and within budget; None otherwise."""
     from graders.boundary import wire
 
-    cells = cell_runs(header.get("cells"))
     try:
         result = wire.decode(data)
     except wire.WireError:
@@ -182,11 +193,12 @@ def job_result(header: dict[str, Any], data: bytes) -> JobResult | None:
     return JobResult(cells, {name: record for name, record in probes.items() if record is not None})
 
 
-def completed(outcome: JobOutcome, header: dict[str, Any], data: bytes) -> JobOutcome:
-    """``outcome`` (read from ``header``) with the job's result when it is ok; a malformed result makes it a
-    "bad result"."""
+def completed(done: Done, data: bytes) -> JobOutcome:
+    """The outcome ``done`` reports, with the job's result (``data``) when it is ok; a malformed result makes it
+    a "bad result"."""
+    outcome = done.outcome
     if outcome.status == Status.OK:
-        outcome.result = job_result(header, data)
+        outcome.result = job_result(done.cells, data)
         if outcome.result is None:
             outcome.status = Status.BAD_RESULT
     return outcome

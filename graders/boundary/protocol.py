@@ -77,6 +77,20 @@ class Cell:
     graded: bool = False
 
 
+@dataclass
+class Job:
+    """What the grader asks the sandbox to run: the notebook's cells in order, then the lab's probes (sent as a
+    :class:`JobSpec`, then a :class:`ProbeRequest`)."""
+
+    cells: list[Cell]
+    probes_source: str = ""
+    probes_file: str = "probes.py"
+    salt: int = 0
+    env: dict[str, str] = field(default_factory=dict)
+    traceback: bool = False  # probe failures carry their last frames (reference runs of the source only)
+    probes_only: list[str] = field(default_factory=list)  # grade_ids whose probes run; empty: all of them
+
+
 @dataclass(frozen=True)
 class Ready:
     """The zygote has imported what jobs need (``warm_failed``: the modules that did not import)."""

@@ -15,39 +15,37 @@ No sandbox and no grading here: this module reads, writes and judges (:func:`sco
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import nbformat
 import tomllib
 
+from graders.check.closure import PROJECT, closure
 from graders.check.mutants import Mutant, mutants_of
 from graders.coursedir import nbgrader_meta, probes_file
 from graders.grader.cells import exercise_tests
-from graders.grader.parsing import parse
 
 TARGET = 0.95  # of the mutants that are not equivalent, at least this share killed (stillborn ones count)
 VERDICTS = ("killed", "survived", "stillborn")
-GRADERS = Path(__file__).resolve().parent.parent
 # The code that turns a run into a verdict is every module of the sandbox's side, the boundary and the trusted
 # grader (compared values, scores, probes' draws and recorders, what may run, what may leave the sandbox and
-# how), and how a mutant's run is read: a change to any of them makes every result stale.
+# how), how a mutant's run is read, and every project module they import: a change to any makes every result
+# stale.
+GRADERS = PROJECT / "graders"
 VERDICT_PACKAGES = ("inside", "boundary", "grader")
 VERDICT_READER = "check/mutants_verdict.py"
 
 
-def verdict_files(graders: Path = GRADERS) -> tuple[str, ...]:
-    """The files that decide verdicts, relative to ``graders`` (derived from the tree, never listed)."""
-    found = [
-        path.relative_to(graders).as_posix()
-        for package in VERDICT_PACKAGES
-        for path in (graders / package).rglob("*.py")
-    ]
-    return (*sorted(found), VERDICT_READER)
+@cache
+def verdict_files() -> tuple[str, ...]:
+    """The files that decide verdicts, relative to the project's root (derived from the tree, never listed)."""
+    seeds = [path for package in VERDICT_PACKAGES for path in (GRADERS / package).rglob("*.py")]
+    return closure([*seeds, GRADERS / VERDICT_READER])
 
 
 def results_file(lab: Path) -> Path:
@@ -85,8 +83,8 @@ class Exercise:
 
 
 def grader_sources(files: Iterable[str]) -> str:
-    """Grader files (paths under ``graders/``), each name then its text, as one text (for the hashes)."""
-    return "".join(f"{name}\n{(GRADERS / name).read_text(encoding='utf-8')}" for name in files)
+    """Project files (paths from the project's root), each name then its text, as one text (for the hashes)."""
+    return "".join(f"{name}\n{(PROJECT / name).read_text(encoding='utf-8')}" for name in files)
 
 
 def verdict_sources() -> str:
@@ -95,22 +93,10 @@ def verdict_sources() -> str:
 
 
 def probe_helpers(probes: str) -> str:
-    """The grader modules a probe file imports beyond :func:`verdict_files`, as one text: they decide that
-    lab's inputs, so their change makes only the labs that use them stale (none today: every module a probe
-    file imports is one of the sandbox's)."""
-    names = set()
-    for node in ast.walk(parse(probes)):
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-    files = sorted(
-        name.removeprefix("graders.").replace(".", "/") + ".py"
-        for name in names
-        if name.startswith("graders.")
-    )
+    """The project modules a probe file runs beyond :func:`verdict_files`, as one text: they decide that lab's
+    inputs, so their change makes only the labs that use them stale."""
     verdict = set(verdict_files())
-    return grader_sources(file for file in files if file not in verdict and (GRADERS / file).is_file())
+    return grader_sources(f for f in closure(sources=[("probes", probes)]) if f not in verdict)
 
 
 def exercises(lab: Path) -> list[Exercise]:

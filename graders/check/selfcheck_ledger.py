@@ -3,8 +3,8 @@
 ``course/<chapter>/probes/<lab>.selfcheck.json``: one line per version `labs check` grades (the source, the
 blank release, the source cut after each exercise, each wrong and each other right solution), with whether it
 earned what it should have and the hash of what decided that: every cell of the version's notebook, the lab's
-probe file, the grader files that decide verdicts (:func:`graders.check.mutants_ledger.verdict_files`) and the grader
-modules the probe file imports. `labs check --record` writes it; a version missing from it, one it lists that no
+probe file, the files that decide verdicts (:func:`graders.check.mutants_ledger.verdict_files`), the self-check's
+own (:func:`check_files`) and the project modules the probe file imports. `labs check --record` writes it; a version missing from it, one it lists that no
 longer exists, or one whose hash moved is stale, and `make test` fails until `make selfcheck` grades the lab again.
 
 No sandbox and no grading here: this module lists, hashes, reads and writes.
@@ -14,18 +14,32 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from graders.check.mutants_ledger import grader_sources, hash_of, probe_helpers, verdict_sources
+from graders.check.closure import closure
+from graders.check.mutants_ledger import (
+    GRADERS,
+    grader_sources,
+    hash_of,
+    probe_helpers,
+    verdict_files,
+    verdict_sources,
+)
 from graders.check.selfcheck import ChapterCheck, SolutionFolders, Verdict, versions
 from graders.coursedir import labs_in, probes_file, solution_files
 from graders.grader.grading import Lab, load_lab
 
 Hashes = dict[str, str]  # version name -> the hash its verdict is valid for
-CHECK_FILES = (
-    "check/selfcheck.py",
-    "check/cuts.py",
-)  # beyond the verdict files: what a version is and what it must earn
+SELF_CHECK = GRADERS / "check" / "selfcheck.py"
+
+
+@cache
+def check_files() -> tuple[str, ...]:
+    """Beyond the verdict files, what decides which versions there are, what each holds and what it must earn:
+    the self-check and the project modules it imports (derived from the tree, never listed)."""
+    verdict = set(verdict_files())
+    return tuple(f for f in closure([SELF_CHECK]) if f not in verdict)
 
 
 def results_file(lab: Path) -> Path:
@@ -37,7 +51,7 @@ def version_hashes(lab: Lab, folders: SolutionFolders) -> Hashes:
     """Each version the self-check grades for ``lab``, and the hash of everything its verdict depends on.
 
     The release is hashed as the source it is generated from (nbgrader's release needs a scratch course)."""
-    graders = verdict_sources() + probe_helpers(lab.probes_source) + grader_sources(CHECK_FILES)
+    graders = verdict_sources() + probe_helpers(lab.probes_source) + grader_sources(check_files())
     right = solution_files(folders.right, lab.chapter) if folders.right else []
     found = versions(lab, lab.source, solution_files(folders.wrong, lab.chapter), right)
     return {

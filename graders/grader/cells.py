@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 import nbformat
 
+from graders.boundary.protocol import Cell
 from graders.coursedir import nbgrader_meta, visible_part, without_solutions
 from graders.grader.parsing import parsed, read_cell
 from graders.grader.vetting import Finding, imported_names, vet
-from graders.inside.job import Cell
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 
 from graders.boundary.job_result import CellRun, JobOutcome, JobResult, ProbeRecord
-from graders.boundary.protocol import Limits, Status
+from graders.boundary.protocol import Cell, Job, Limits, Status
 from graders.coursedir import probes_file
 from graders.grader.cells import Restored, TestCell, exercise_tests, reference_cells, restore, test_cells
 from graders.grader.compare import compare, points_for
@@ -22,7 +22,6 @@ from graders.grader.results import Batch, CellGrade, NotebookGrade
 from graders.grader.sandbox.pool import Pool, Sandboxes, modules_imported_by, start_sandboxes
 from graders.grader.submissions import Submission, matches_lab
 from graders.grader.vetting import Finding, stated_rule_breaks
-from graders.inside.job import Cell, Job
 from graders.inside.probing import Probe, load_probes
 
 

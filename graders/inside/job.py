@@ -1,6 +1,6 @@
 """One grading job, as it runs inside the sandbox: execute the cells, then the probes.
 
-The trusted grader's ``Job`` arrives as :mod:`graders.boundary.protocol` frames (the cells, then the probes);
+The trusted grader's :class:`~graders.boundary.protocol.Job` arrives as :mod:`graders.boundary.protocol` frames (the cells, then the probes);
 what comes back is plain data (``dict``), sent on :mod:`graders.boundary.wire`, which carries nothing but numbers, short strings and tensors.
 Nothing here decides a score: test-cell results and observations are only claims, checked by the
 grader against a reference run.
@@ -11,7 +11,6 @@ from __future__ import annotations
 import linecache
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 from graders.boundary.protocol import Cell
@@ -29,19 +28,6 @@ GUARDED_MODULES = (
     "graders.inside.draws",
 )
 _guarded: dict[str, tuple[Any, dict[str, Any]]] = {}
-
-
-@dataclass
-class Job:
-    """What the sandbox runs: the notebook's cells in order, then the lab's probes."""
-
-    cells: list[Cell]
-    probes_source: str = ""
-    probes_file: str = "probes.py"
-    salt: int = 0
-    env: dict[str, str] = field(default_factory=dict)
-    traceback: bool = False  # probe failures carry their last frames (reference runs of the source only)
-    probes_only: list[str] = field(default_factory=list)  # grade_ids whose probes run; empty: all of them
 
 
 def _error_text(err: BaseException) -> str:

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from zygote.client import pid_alive
+
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpuacct")
 # A Slurm job's cgroup: slurm (or slurm_<node>) / uid_U / job_J on v1; slurmstepd.scope / job_J on v2.
@@ -158,19 +160,9 @@ def sweep_stale(base: Path) -> list[Path]:
     removed = []
     for folder in base.glob("labs-*"):
         found = WORKER_GROUP.fullmatch(folder.name)
-        if found and folder.is_dir() and not _alive(int(found[1])) and _removed(folder):
+        if found and folder.is_dir() and not pid_alive(int(found[1])) and _removed(folder):
             removed.append(folder)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def create(name: str) -> tuple[Group | None, str]:

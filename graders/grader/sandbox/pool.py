@@ -14,10 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from graders.boundary.protocol import Limits
+from graders.boundary.protocol import Job, Limits
 from graders.grader.parsing import parsed
 from graders.grader.sandbox.worker import JobOutcome, Worker
-from graders.inside.job import Job
 
 
 def modules_imported_by(sources: Iterable[str]) -> tuple[str, ...]:

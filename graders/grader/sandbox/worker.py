@@ -17,14 +17,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import psutil
 
-from graders.boundary.job_result import JobOutcome, completed, outcome_of, supervisor_said
-from graders.boundary.protocol import JobSpec, Limits, ProbeRequest, Status
+from graders.boundary.job_result import Done, JobOutcome, completed, supervisor_said
+from graders.boundary.protocol import Job, JobSpec, Limits, ProbeRequest, Status
 from graders.grader.sandbox import cgroups, watchdog
-from graders.inside.job import Job
 from zygote.frames import read_frame, write_frame
 
 FIRST_UID = 64000
@@ -302,19 +300,19 @@ class Worker:
         stdin, stdout = self._pipes()
         try:
             write_frame(stdin, spec.to_frame())
-            header = self._converse(stdin, stdout, probes.to_frame())
-            result = read_frame(stdout) if header is not None else None
+            done = self._converse(stdin, stdout, probes.to_frame())
+            result = read_frame(stdout) if done is not None else None
         except (OSError, ValueError, MemoryError):
-            header = result = None
+            done, result = None, None
         finally:
             broken = watch.stop()
-        if header is None or result is None:
+        if done is None or result is None:
             self.close()
             return JobOutcome(broken or Status.WORKER_DIED, seconds=round(time.monotonic() - started, 3))
-        outcome = outcome_of(header)
-        if outcome.status != Status.OK and (broken or (self.group and self.group.oom_kills() > oom_kills)):
-            outcome.status = broken or Status.MEMORY_LIMIT
-        return completed(outcome, header, result)
+        status = done.outcome.status
+        if status != Status.OK and (broken or (self.group and self.group.oom_kills() > oom_kills)):
+            done.outcome.status = broken or Status.MEMORY_LIMIT
+        return completed(done, result)
 
     def _pipes(self) -> tuple[int, int]:
         """The running zygote's stdin and stdout descriptors."""
@@ -323,7 +321,7 @@ class Worker:
         return self.proc.stdin.fileno(), self.proc.stdout.fileno()
 
     @staticmethod
-    def _converse(stdin: int, stdout: int, probes: bytes) -> dict[str, Any] | None:
+    def _converse(stdin: int, stdout: int, probes: bytes) -> Done | None:
         """Frames from the supervisor until its final header; probes go in only when it asks."""
         asked = False
         while (frame := read_frame(stdout)) is not None:
