@@ -12,6 +12,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+from graders.grader.parsing import parse
+
 PROJECT = Path(__file__).resolve().parents[2]
 PACKAGES = ("graders", "zygote", "labutils")
 
@@ -35,7 +37,7 @@ def imported(source: str, name: str, is_package: bool = False) -> set[str]:
     """Every dotted name the module ``name`` (its ``source``) imports, at any depth of its code; ``from a import
     b`` gives both ``a`` and ``a.b`` (b may be a submodule)."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
