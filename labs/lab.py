@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graders.nbgrader.course_root import CourseRoot
+
 if TYPE_CHECKING:  # nbgrader loads only once a release is made
     from graders.nbgrader.release import WorkspaceSync
 
@@ -35,19 +37,22 @@ STUDENT_SERVER_EXTENSIONS = {
 }
 
 
-def release_workspace(chapters: list[Path], build: Path, workspace: Path) -> tuple[Path, WorkspaceSync]:
-    """nbgrader's solution-free release of ``chapters`` under ``build``, and its new files copied into the
-    student's ``workspace`` (what is there is kept): `labs release`, and `labs lab` before it starts.
-    Returns the release folder and what the copy did; RuntimeError when nbgrader fails."""
+def release_workspace(
+    chapters: list[Path], root: Path, workspace: Path, db: str | None = None
+) -> tuple[Path, WorkspaceSync]:
+    """nbgrader's solution-free release of ``chapters`` in the course's nbgrader ``root`` (``db``: its gradebook),
+    and its new files copied into the student's ``workspace`` (what is there is kept): `labs release`, and
+    `labs lab` before it starts. Returns the release folder and what the copy did; RuntimeError when nbgrader
+    fails."""
     from graders.nbgrader.release import build_release, sync_workspace
 
-    released = build_release(chapters, build.resolve())
+    released = build_release(chapters, CourseRoot(root.resolve(), db))
     return released, sync_workspace(released, workspace)
 
 
-def student_page_config(build: Path) -> Path:
+def student_page_config(root: Path) -> Path:
     """A Jupyter config folder whose labconfig disables the instructor's plugins (on JUPYTER_CONFIG_PATH)."""
-    folder = build / "student-jupyter-config"
+    folder = CourseRoot(root).student_jupyter_config
     (folder / "labconfig").mkdir(parents=True, exist_ok=True)
     page = {"disabledExtensions": dict.fromkeys(STUDENT_DISABLED_PLUGINS, True)}
     (folder / "labconfig" / "page_config.json").write_text(json.dumps(page, indent=2), encoding="utf-8")
@@ -72,11 +77,11 @@ def jupyterlab_command(workspace: Path, port: int, token: str, open_browser: boo
 
 
 def start_jupyterlab(
-    workspace: Path, port: int, token: str, open_browser: bool, build: Path
+    workspace: Path, port: int, token: str, open_browser: bool, root: Path
 ) -> subprocess.Popen:
     """Start the student's JupyterLab (does not wait for it to listen: :func:`listening`)."""
     config_path = os.pathsep.join(
-        filter(None, [str(student_page_config(build)), os.environ.get("JUPYTER_CONFIG_PATH")])
+        filter(None, [str(student_page_config(root)), os.environ.get("JUPYTER_CONFIG_PATH")])
     )
     return subprocess.Popen(
         jupyterlab_command(workspace, port, token, open_browser),
@@ -108,12 +113,12 @@ def run_lab(
     port: int,
     token: str,
     open_browser: bool,
-    build: Path,
+    root: Path,
     on_up: Callable[[], None] = lambda: None,
 ) -> int:
     """The student's JupyterLab until it exits (Ctrl-C, SIGTERM and SIGHUP reach it too, and it shuts down
     cleanly); ``on_up`` is called once it listens. Returns its exit status."""
-    server = start_jupyterlab(workspace, port, token, open_browser, build.resolve())
+    server = start_jupyterlab(workspace, port, token, open_browser, root.resolve())
     forward_stop_signals(server)
     try:
         if listening(server, port):

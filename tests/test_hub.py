@@ -163,7 +163,7 @@ def test_a_class_on_jupyterhub(tmp_path: Path):
     with hub_server(tmp_path) as hub, chromium.browser() as instance:
         for name in USERS:
             write_lab_settings(hub.home(name), owner=name)
-        grading, build, exchange = hub.grading, hub.build, str(hub.exchange)
+        grading, exchange = hub.grading, str(hub.exchange)
         people = {name: HubUser(instance, hub, name, SHOTS) for name in USERS}
         instructor, ada, ben = (people[n] for n in USERS)
 
@@ -175,8 +175,8 @@ def test_a_class_on_jupyterhub(tmp_path: Path):
             "--exchange",
             "--exchange-root",
             exchange,
-            "--build",
-            str(build),
+            "--root",
+            str(grading),
             "--workspace",
             str(hub.home("instructor") / "student"),
         )

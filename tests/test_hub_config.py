@@ -24,6 +24,7 @@ from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeFetchFeed
 from traitlets.config import Config
 
 from graders.nbgrader import exchange
+from graders.nbgrader.course_root import CourseRoot
 from graders.nbgrader.release import build_release
 from labs.hub import GIB, HubPlan, Limits, default_disk, default_limits, prepare, subdomain_host_for
 from labs.hub.roster import read_roster
@@ -236,9 +237,8 @@ def test_exchange_round_trip_names_each_student(tmp_path: Path):
     """--demo's exchange: one unix user submits for everyone, so collect runs without the owner check."""
     plan = plan_in(tmp_path, demo=True)
     prepare(plan)
-    build = tmp_path / "nbgrader"
-    build_release([FIXTURES / "course" / CHAPTER], build)
-    outbound = exchange.release_assignment(build, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
+    build_release([FIXTURES / "course" / CHAPTER], CourseRoot(plan.grading))
+    outbound = exchange.release_assignment(plan.grading, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
     assert sorted(p.name for p in outbound.iterdir()) == ["lab_basic.ipynb"]  # lessons stay out
 
     for name in ("ada", "ben"):
@@ -277,9 +277,8 @@ def test_collect_takes_only_what_the_named_student_submitted(tmp_path: Path, mon
     monkeypatch.setattr(exchange, "user_name", {v: k for k, v in uids.items()}.get)
     plan = plan_in(tmp_path, demo=True)
     prepare(plan)
-    build = tmp_path / "nbgrader"
-    build_release([FIXTURES / "course" / CHAPTER], build)
-    exchange.release_assignment(build, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
+    build_release([FIXTURES / "course" / CHAPTER], CourseRoot(plan.grading))
+    exchange.release_assignment(plan.grading, CHAPTER, plan.exchange, ["lab_basic.ipynb"])
     made_by: dict[str, str] = {}
     inbound = plan.exchange / "pytorch-labs" / "inbound"
 

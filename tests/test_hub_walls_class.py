@@ -98,7 +98,7 @@ def instructor(hub: RunningHub, *args: str) -> str:
 def solution_lines(hub: RunningHub) -> list[str]:
     """Lines of the chapter's solutions and hidden tests (between nbgrader's markers) in the source lab that its
     release (what students get, from `labs release`) does not hold."""
-    released = (hub.build / "release" / CHAPTER / LAB).read_text()
+    released = (hub.grading / "release" / CHAPTER / LAB).read_text()
     cells = json.loads((hub.course / CHAPTER / LAB).read_text())["cells"]
     lines, inside = [], False
     for cell in cells:
@@ -275,8 +275,8 @@ def test_collect_follows_no_link_and_stops_for_no_one(hub: RunningHub):
         "--exchange",
         "--exchange-root",
         str(hub.exchange),
-        "--build",
-        str(hub.build),
+        "--root",
+        str(hub.grading),
         "--workspace",
         str(hub.home("instructor") / "student"),
     )

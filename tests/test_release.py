@@ -22,7 +22,7 @@ def _release(tmp_path: Path) -> subprocess.CompletedProcess:
         "release",
         "--course",
         str(FIXTURES / "course"),
-        "--build",
+        "--root",
         str(tmp_path / "nb"),
         "--workspace",
         str(tmp_path / "student"),
@@ -74,7 +74,7 @@ def test_make_lab_serves_jupyterlab_with_token(tmp_path: Path):
             str(tmp_path / "student"),
             "--course",
             str(FIXTURES / "course"),
-            "--build",
+            "--root",
             str(tmp_path / "nb"),
         ],
         cwd=ROOT,
@@ -98,3 +98,25 @@ def test_make_lab_serves_jupyterlab_with_token(tmp_path: Path):
         server.terminate()
         server.wait(timeout=30)
     assert (tmp_path / "student" / "fx_basic" / "lab_basic.ipynb").exists()
+
+
+def test_release_and_grading_share_one_nbgrader_root(tmp_path: Path):
+    """`labs release` generates every notebook into the course's root and records the labs alone in its
+    gradebook; `labs grade`'s step (the labs again, into the same root) leaves the released lessons in place."""
+    from graders.nbgrader.course_root import CourseRoot
+    from graders.nbgrader.nbgrader_course import open_gradebook
+    from graders.nbgrader.release import record_labs, release_chapter
+
+    root, chapter = CourseRoot(tmp_path / "root"), FIXTURES / "course" / "fx_basic"
+    released = release_chapter(root, chapter)
+    everything = ["1_passes.ipynb", "lab_basic.ipynb"]
+    assert released == root.release / "fx_basic"
+    assert sorted(p.name for p in released.glob("*.ipynb")) == everything
+    record_labs(root, "fx_basic", [chapter / "lab_basic.ipynb"])
+    assert sorted(p.name for p in released.glob("*.ipynb")) == everything
+    assert sorted(p.name for p in (root.source / "fx_basic").glob("*.ipynb")) == everything
+    with open_gradebook(root.db_url) as gradebook:
+        assert {a.name: [n.name for n in a.notebooks] for a in gradebook.assignments} == {
+            "fx_basic": ["lab_basic"]
+        }
+    assert "return t * factor" not in (released / "lab_basic.ipynb").read_text()

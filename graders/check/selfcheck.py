@@ -25,7 +25,8 @@ from graders.grader.cells import exercise_tests
 from graders.grader.grading import Lab, Pool, focused, grade_one, load_lab, reference_runs, warm_modules
 from graders.grader.results import CellGrade, ScoredCells
 from graders.grader.submissions import Submission
-from graders.nbgrader import nbgrader_course as course
+from graders.nbgrader.course_root import CourseRoot
+from graders.nbgrader.release import record_labs
 
 
 @dataclass
@@ -221,14 +222,8 @@ def _why(cell: CellGrade) -> str:
 
 
 def release_of(chapter_dir: Path, labs: list[Path], build_root: Path) -> Path:
-    """nbgrader's release of the chapter's labs (generate_assignment in a scratch course)."""
-    root = build_root / chapter_dir.name
-    api = course.api(root)
-    course.stage_source(root, chapter_dir.name, labs)
-    course.require_success(
-        api.generate_assignment(chapter_dir.name, force=True), f"generate_assignment {chapter_dir.name}"
-    )
-    return root / "release" / chapter_dir.name
+    """nbgrader's release of the chapter's labs, as `labs release` makes it, in a scratch course."""
+    return record_labs(CourseRoot(build_root / chapter_dir.name), chapter_dir.name, labs)
 
 
 def check_lab(

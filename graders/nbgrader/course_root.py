@@ -1,21 +1,24 @@
-"""The grading root: nbgrader's course directory for a class, as nbgrader's ``CourseDirectory`` knows it.
+"""The course's nbgrader root, as nbgrader's ``CourseDirectory`` knows it: one per course.
 
-The one place that knows its layout (where the gradebook, the autograded notebooks, the feedback, the reports
-and nbgrader's own config file lie), the gradebook's URL, and nbgrader's configuration of the course, rendered
-from one set of values both as the ``traitlets`` object `labs` passes to nbgrader's API and as the
-``nbgrader_config.py`` text nbgrader's own tools (formgrader, ``nbgrader db``) read. Standard library only:
-`labs hub` writes the instructor's config from it without importing nbgrader.
+`labs release` generates the student notebooks in it and records the labs in its gradebook; `labs collect`,
+`labs grade`, `labs feedback` and `labs export` work in it. The one place that knows its layout, the gradebook's
+URL, and nbgrader's configuration of the course, rendered from one set of values both as the ``traitlets``
+object `labs` passes to nbgrader's API and as the ``nbgrader_config.py`` text nbgrader's own tools (formgrader,
+``nbgrader db``) read. Standard library only: `labs hub` writes the instructor's config from it without
+importing nbgrader.
 
 Layout::
 
     ROOT/gradebook.db                               SQLite gradebook (unless a --db URL names another)
     ROOT/nbgrader_config.py                         for nbgrader's own tools
-    ROOT/source/<chapter>/                          the labs as nbgrader generates assignments from them
+    ROOT/source/<chapter>/                          the chapter as nbgrader generates student versions from it
+    ROOT/release/<chapter>/                         the student versions (`labs release`): lessons and labs
     ROOT/submitted/<student>/<chapter>/             what `labs collect` took from the exchange
     ROOT/autograded/<student>/<chapter>/<lab>.ipynb  each graded notebook, feedback rendered from it
     ROOT/feedback/<student>/<chapter>/<lab>.html     nbgrader's feedback pages
     ROOT/reports/                                   results.json, CSV, Gradescope export, summary
     ROOT/salts/                                     the class's salts (graders.grader.salts)
+    ROOT/student-jupyter-config/                    `labs lab`'s Jupyter config (the student's page config)
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ class CourseRoot:
 
     @property
     def has_gradebook(self) -> bool:
-        """Whether anything was graded into this root's gradebook (always true for a --db URL)."""
+        """Whether this root has a gradebook (always true for a --db URL)."""
         return self.db is not None or self.gradebook_file.is_file()
 
     @property
@@ -63,6 +66,14 @@ class CourseRoot:
     @property
     def reports(self) -> Path:
         return self.path / "reports"
+
+    @property
+    def release(self) -> Path:
+        return self.path / "release"
+
+    @property
+    def student_jupyter_config(self) -> Path:
+        return self.path / "student-jupyter-config"
 
     @property
     def source(self) -> Path:

@@ -4,11 +4,11 @@ Every step is nbgrader's own (NbGraderAPI's release_assignment and release_feedb
 ExchangeCollect as :class:`OwnedCollect`, which finds and copies the submissions its own way, below) on the course
 folders `labs` already uses:
 
-- release: the labs of ``build/nbgrader/release/<chapter>`` (built by `labs release`), with any file that is not
-  a notebook, -> ``EXCHANGE/pytorch-labs/outbound/<chapter>``. Lessons stay out: nbgrader's Assignments tab
+- release: the labs of ``ROOT/release/<chapter>`` (built by `labs release`), with any file that is not a
+  notebook, -> ``EXCHANGE/pytorch-labs/outbound/<chapter>``. Lessons stay out: nbgrader's Assignments tab
   offers a submission's feedback only when every notebook of it has some, and lessons are not graded;
-- collect: the latest submission of each student -> ``ROOT/submitted/<student>/<chapter>/`` (ROOT is
-  `labs grade`'s ``--root``, ``build/grading``), the lab notebooks only (lessons are not graded; a lesson beside
+- collect: the latest submission of each student -> ``ROOT/submitted/<student>/<chapter>/`` (ROOT: the course's
+  nbgrader root, `labs`' ``--root``, ``build/grading``), the lab notebooks only (lessons are not graded; a lesson beside
   the lab would make `labs grade` refuse it as "not a lab"), with nbgrader's ``timestamp.txt`` and
   ``submission_secret.txt``; `labs grade ROOT/submitted` grades that folder as it is;
 - release feedback: ``ROOT/feedback/<student>/<chapter>/*.html`` (written by `labs feedback`) -> the exchange,
@@ -414,16 +414,16 @@ def exchange_api(
     return NbGraderAPI(config=config)
 
 
-def release_assignment(build: Path, chapter: str, exchange: Path, labs: list[str]) -> Path:
-    """Put the ``labs`` of ``build/release/<chapter>`` (from `labs release`) and its other files that are not
+def release_assignment(root: Path, chapter: str, exchange: Path, labs: list[str]) -> Path:
+    """Put the ``labs`` of ``ROOT/release/<chapter>`` (from `labs release`) and its other files that are not
     notebooks into the exchange; returns the chapter's outbound folder."""
-    released = build / "release" / chapter
+    released = CourseRoot(root).release / chapter
     others = (
         sorted(p.name for p in released.iterdir() if p.is_file() and p.suffix != ".ipynb")
         if released.is_dir()
         else []
     )
-    api = exchange_api(build, exchange, include=[*labs, *others])
+    api = exchange_api(root, exchange, include=[*labs, *others])
     course.require_success(api.release_assignment(chapter), f"release_assignment {chapter}")
     return exchange / course.COURSE_ID / "outbound" / chapter
 

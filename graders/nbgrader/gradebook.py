@@ -15,6 +15,7 @@ from graders.grader.results import NotebookGrade
 from graders.grader.submissions import plain
 from graders.nbgrader import nbgrader_course as course
 from graders.nbgrader.course_root import CourseRoot
+from graders.nbgrader.release import record_labs
 
 if TYPE_CHECKING:
     from graders.grader.grading import Lab
@@ -24,7 +25,6 @@ def ensure_assignments(
     root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]
 ) -> None:
     """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
-    api = course.api(root, db_url)
     grading = CourseRoot(root, db_url)
     grading.config_file.write_text(
         grading.config_text(), encoding="utf-8"
@@ -34,8 +34,7 @@ def ensure_assignments(
     for chapter, paths in lab_paths.items():
         if {p.stem for p in paths} <= known.get(chapter, set()):
             continue
-        course.stage_source(root, chapter, paths)
-        course.require_success(api.generate_assignment(chapter, force=True), f"generate_assignment {chapter}")
+        record_labs(grading, chapter, paths)
 
 
 def record(db_url: str, grades: list[NotebookGrade]) -> list[tuple[NotebookGrade, str]]:

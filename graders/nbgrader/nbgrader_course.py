@@ -96,10 +96,15 @@ def stamp_gradebooks_in_process() -> None:
     nbgrader.api.get_alembic_version = gradebook_schema_head
 
 
-def nbgrader_config(root: Path, db_url: str | None = None, cell_timeout: int = 300) -> Config:
-    """nbgrader configuration for a course rooted at ``root`` (``source/`` holds the chapters)."""
+def nbgrader_config(
+    root: Path, db_url: str | None = None, cell_timeout: int = 300, record: bool = True
+) -> Config:
+    """nbgrader configuration for a course rooted at ``root`` (``source/`` holds the chapters); ``record``:
+    generate_assignment records what it generates in the gradebook (lessons are generated without)."""
     stamp_gradebooks_in_process()
     config = Config(CourseRoot(root, db_url).config_values())
+    config.GenerateAssignment.no_database = not record
+    config.SaveCells.enabled = record
     config.ExecutePreprocessor.timeout = cell_timeout
     config.Execute.timeout = cell_timeout
     config.GenerateFeedback.preprocessors = [GetGrades, SanitizeHTML, CSSHTMLHeaderPreprocessor]
@@ -127,18 +132,22 @@ def sanitizer() -> SanitizeHTML:
     return SanitizeHTML(**sanitizer_settings())
 
 
-def api(root: Path, db_url: str | None = None) -> NbGraderAPI:
-    """The nbgrader API over ``root``, with the environment nbgrader needs."""
+def api(root: Path, db_url: str | None = None, record: bool = True) -> NbGraderAPI:
+    """The nbgrader API over ``root``, with the environment nbgrader needs (``record``: :func:`nbgrader_config`)."""
     ensure_tools_on_path()
     root.mkdir(parents=True, exist_ok=True)
-    return NbGraderAPI(config=nbgrader_config(root, db_url))
+    return NbGraderAPI(config=nbgrader_config(root, db_url, record=record))
 
 
-def stage_source(root: Path, chapter: str, notebooks: list[Path]) -> Path:
-    """Copy ``notebooks`` of ``chapter`` into ``root/source/chapter`` (fresh) and return that folder."""
+def stage_source(root: Path, chapter: str, notebooks: list[Path], replacing: str = "*") -> Path:
+    """Copy ``notebooks`` of ``chapter`` into ``root/source/chapter``, whose files matching ``replacing`` go first
+    (``*``: a fresh folder), and return that folder."""
     target = CourseRoot(root).source / chapter
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
+    if replacing == "*":
+        shutil.rmtree(target, ignore_errors=True)
+    for old in target.glob(replacing) if target.is_dir() else []:
+        old.unlink()
+    target.mkdir(parents=True, exist_ok=True)
     for notebook in notebooks:
         shutil.copy2(notebook, target / notebook.name)
     return target

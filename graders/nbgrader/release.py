@@ -1,4 +1,11 @@
-"""Student notebooks: nbgrader's release version of each chapter, and a workspace that keeps edits."""
+"""Student notebooks: nbgrader's student version of each chapter in the course's root, and a workspace that
+keeps edits.
+
+The one place generate_assignment runs (`labs release`, `labs grade` for a chapter its gradebook lacks, the
+self-check's scratch course): every notebook of a chapter is generated into ``ROOT/release/<chapter>``, and the
+labs alone are recorded in the gradebook (lessons are not graded: nbgrader's Assignments tab offers feedback only
+on an assignment whose every notebook has some).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graders.coursedir import LAB_PATTERN, is_lab
 from graders.nbgrader import nbgrader_course as course
+from graders.nbgrader.course_root import CourseRoot
 
 
 @dataclass
@@ -17,14 +26,34 @@ class WorkspaceSync:
     kept: list[Path] = field(default_factory=list)
 
 
-def build_release(chapters: list[Path], root: Path) -> Path:
-    """Run nbgrader generate_assignment for each chapter; returns ``root/release``."""
-    api = course.api(root)
+def build_release(chapters: list[Path], root: CourseRoot) -> Path:
+    """Each chapter's student notebooks (:func:`release_chapter`); returns ``ROOT/release``."""
     for chapter in chapters:
-        notebooks = sorted(chapter.glob("*.ipynb"))
-        course.stage_source(root, chapter.name, notebooks)
-        course.require_success(api.generate_assignment(chapter.name), f"generate_assignment {chapter.name}")
-    return root / "release"
+        release_chapter(root, chapter)
+    return root.release
+
+
+def release_chapter(root: CourseRoot, chapter: Path) -> Path:
+    """Every notebook of ``chapter`` generated afresh into ``ROOT/release/<chapter>``, its labs recorded in the
+    gradebook; returns that folder."""
+    notebooks = sorted(chapter.glob("*.ipynb"))
+    course.stage_source(root.path, chapter.name, notebooks)
+    every = course.api(root.path, root.db, record=False)
+    course.require_success(
+        every.generate_assignment(chapter.name, force=True), f"generate_assignment {chapter.name}"
+    )
+    labs = [n for n in notebooks if is_lab(n)]
+    return record_labs(root, chapter.name, labs) if labs else root.release / chapter.name
+
+
+def record_labs(root: CourseRoot, chapter: str, labs: list[Path]) -> Path:
+    """The ``labs`` of ``chapter`` generated into ``ROOT/release/<chapter>`` (its other notebooks left as they are)
+    and recorded in the gradebook; returns that folder."""
+    course.stage_source(root.path, chapter, labs, replacing=LAB_PATTERN)
+    api = course.api(root.path, root.db)
+    api.coursedir.notebook_id = LAB_PATTERN.removesuffix(".ipynb")
+    course.require_success(api.generate_assignment(chapter, force=True), f"generate_assignment {chapter}")
+    return root.release / chapter
 
 
 def sync_workspace(release: Path, workspace: Path) -> WorkspaceSync:

@@ -38,9 +38,9 @@ RightDirOpt = Annotated[
 WorkspaceOpt = Annotated[
     Path, typer.Option("--workspace", help="the student's folder; existing files are kept")
 ]
-ReleaseBuildOpt = Annotated[Path, typer.Option("--build", help="nbgrader course folder for the release")]
 RootOpt = Annotated[
-    Path, typer.Option("--root", help="nbgrader course folder (gradebook, autograded, feedback)")
+    Path,
+    typer.Option("--root", help="the course's nbgrader folder (release, gradebook, submissions, feedback)"),
 ]
 DbOpt = Annotated[
     str | None, typer.Option("--db", help="SQLAlchemy URL of the gradebook (default: SQLite in --root)")
@@ -93,13 +93,13 @@ def isolation_warning() -> None:
         err_console.print(warning, style="yellow", soft_wrap=True)
 
 
-def release_to_workspace(folders: list[Path], build: Path, workspace: Path) -> None:
+def release_to_workspace(folders: list[Path], root: Path, workspace: Path, db: str | None = None) -> None:
     """Release ``folders`` into ``workspace`` (`labs release`, and `labs lab`, which releases first) and say what
     it did; a failed release is a one-line error."""
     from labs.lab import release_workspace
 
     try:
-        released, sync = release_workspace(folders, build, workspace)
+        released, sync = release_workspace(folders, root, workspace, db)
     except RuntimeError as err:
         fail(str(err))
     console.print(f"released {len(folders)} chapters into {released}")

@@ -178,7 +178,7 @@ def export(
     except Exception as err:  # noqa: BLE001 - a gradebook that cannot be read: one line
         fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     if not count and not errors:
-        fail(f"{url}: no graded notebooks in the gradebook (run labs grade first)")
+        fail(f"{url}: nothing graded yet (no graded notebook in the gradebook; run labs grade first)")
     written(
         f"{count} rows written to {target}"
         if format == "csv"

@@ -30,13 +30,10 @@ def hub(
     student: Annotated[
         list[str] | None, typer.Option("--student", help="a student's user name (repeat; default: ada, ben)")
     ] = None,
-    grading: Annotated[Path, typer.Option(help="the instructor's nbgrader course (labs grade --root)")] = (
-        defaults.GRADING_ROOT
-    ),
+    grading: Annotated[
+        Path, typer.Option(help="the course's nbgrader folder, the instructor's (labs release/grade --root)")
+    ] = defaults.GRADING_ROOT,
     course_dir: CourseOpt = defaults.COURSE,
-    build: Annotated[Path, typer.Option(help="labs release's --build (it holds the sources)")] = (
-        defaults.RELEASE_BUILD
-    ),
     proxy: Annotated[
         Path | None, typer.Option(help="configurable-http-proxy (default: build/node, then PATH)")
     ] = None,
@@ -109,7 +106,6 @@ def hub(
             class_list=class_list,
             students=student,
             course=course_dir,
-            release_build=build,
             ip=ip,
             https=https,
             memory_gib=memory,

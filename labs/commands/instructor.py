@@ -12,8 +12,8 @@ from labs.commands.common import (
     DEFAULT_EXCHANGE,
     ChaptersArg,
     CourseOpt,
+    DbOpt,
     ExchangeRootOpt,
-    ReleaseBuildOpt,
     RootOpt,
     WorkspaceOpt,
     chapter_folders,
@@ -25,7 +25,8 @@ from labs.console import console, fail
 def release(
     chapters: ChaptersArg = None,
     course_dir: CourseOpt = defaults.COURSE,
-    build: ReleaseBuildOpt = defaults.RELEASE_BUILD,
+    root: RootOpt = defaults.GRADING_ROOT,
+    db: DbOpt = None,
     workspace: WorkspaceOpt = defaults.STUDENT_WORKSPACE,
     exchange: Annotated[
         bool,
@@ -42,12 +43,12 @@ def release(
     from graders.nbgrader import exchange as nbgrader_exchange
 
     folders = chapter_folders(chapters, course_dir)
-    release_to_workspace(folders, build, workspace)
+    release_to_workspace(folders, root, workspace, db)
     for folder in folders if exchange else []:
         labs = [p.name for p in coursedir.labs_in(folder)]
         try:
             outbound = nbgrader_exchange.release_assignment(
-                build.resolve(), folder.name, exchange_root.resolve(), labs
+                root.resolve(), folder.name, exchange_root.resolve(), labs
             )
         except RuntimeError as err:
             fail(str(err))

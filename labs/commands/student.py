@@ -13,7 +13,7 @@ from graders import paths as defaults
 from graders.boundary.protocol import Limits
 from labs.commands.common import (
     CourseOpt,
-    ReleaseBuildOpt,
+    RootOpt,
     WorkspaceOpt,
     chapter_folders,
     isolation_warning,
@@ -29,17 +29,17 @@ def lab(
     workspace: WorkspaceOpt = defaults.STUDENT_WORKSPACE,
     course_dir: CourseOpt = defaults.COURSE,
     open_browser: Annotated[bool, typer.Option("--browser/--no-browser")] = True,
-    build: ReleaseBuildOpt = defaults.RELEASE_BUILD,
+    root: RootOpt = defaults.GRADING_ROOT,
 ) -> None:
     """Release the student notebooks and start JupyterLab on them (127.0.0.1, token auth on)."""
     from labs.lab import run_lab
 
     folders = chapter_folders(None, course_dir)
-    release_to_workspace(folders, build, workspace)
+    release_to_workspace(folders, root, workspace)
     token = token or secrets.token_hex(16)
     url = f"http://127.0.0.1:{port}/lab?token={token}"
     raise typer.Exit(
-        run_lab(workspace, port, token, open_browser, build, lambda: console.print(f"JupyterLab: {url}"))
+        run_lab(workspace, port, token, open_browser, root, lambda: console.print(f"JupyterLab: {url}"))
     )
 
 

@@ -255,7 +255,6 @@ def kept_under_private_tmp(plan: HubPlan) -> list[str]:
         plan.root,
         plan.course,
         plan.grading,
-        plan.release_build,
         plan.python_bin.parent,
         Path(os.path.realpath(sys.base_prefix)),
         CHECKOUT,

@@ -88,7 +88,6 @@ class HubPlan:
     cull_idle: int = 3600  # seconds a server may stay idle before the culler stops it (0: never)
     https: tuple[Path, Path] | None = None  # certificate and key
     course: Path = CHECKOUT / paths.COURSE
-    release_build: Path = CHECKOUT / paths.RELEASE_BUILD
     emails: tuple[tuple[str, str], ...] = ()
     file_bytes: int = GIB  # the largest file a student's process may write (RLIMIT_FSIZE)
     subdomain_host: str = ""  # each server on an origin of its own under this URL (JupyterHub's); "": none
@@ -249,9 +248,8 @@ def plan_for(
         if missing:
             raise ValueError(f"--https: no such file: {', '.join(missing)}")
         options["https"] = tuple(Path(p).resolve() for p in https)
-    for name in ("course", "release_build"):
-        if name in options:
-            options[name] = Path(options[name]).resolve()
+    if "course" in options:
+        options["course"] = Path(options["course"]).resolve()
     return HubPlan(
         root.resolve(),
         port,

@@ -163,7 +163,7 @@ def private_paths(plan: HubPlan) -> list[Path]:
     notebooks, `labs check`'s gradebooks, the kernels' history...); a folder on the way to the class's own folders
     (``build/`` holding ``build/hub``) stays open, each other folder in it is closed. Whichever exist, the class's
     own folders (their modes are set apart) left out."""
-    own = (plan.root, plan.grading, plan.release_build)
+    own = (plan.root, plan.grading)
     needed = {CHECKOUT / name for name in STUDENTS_NEED}
     if _holds(CHECKOUT, plan.python_bin):
         needed.add(CHECKOUT / plan.python_bin.relative_to(CHECKOUT).parts[0])
@@ -216,11 +216,10 @@ def lock_down(plan: HubPlan) -> list[Saved]:
         for path in [folder, *folder.rglob("*")]:
             os.chown(path, 0, 0)
             path.chmod(0o755 if path.is_dir() else 0o644)
-    for folder in (plan.grading, plan.release_build):  # formgrader and `labs` run as the instructor
-        folder.mkdir(parents=True, exist_ok=True)
-        for path in folder.rglob("*"):
-            os.chown(path, instructor.pw_uid, instructor.pw_gid, follow_symlinks=False)
-        _set(folder, instructor.pw_uid, instructor.pw_gid, 0o700, saved)
+    plan.grading.mkdir(parents=True, exist_ok=True)  # formgrader and `labs` run as the instructor
+    for path in plan.grading.rglob("*"):
+        os.chown(path, instructor.pw_uid, instructor.pw_gid, follow_symlinks=False)
+    _set(plan.grading, instructor.pw_uid, instructor.pw_gid, 0o700, saved)
     for path in private_paths(plan):
         _set(path, path.stat().st_uid, instructor.pw_gid, 0o750, saved)
     return saved

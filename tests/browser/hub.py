@@ -89,16 +89,13 @@ class RunningHub:
 
     @property
     def grading(self) -> Path:
-        """The instructor's course (gradebook, submissions), in their home: formgrader's root is their server's."""
+        """The course's nbgrader root (release, gradebook, submissions), in the instructor's home: formgrader's root is
+        their server's."""
         return self.home(self.instructor) / "grading"
 
     @property
     def course(self) -> Path:
         return self.scratch / "course"
-
-    @property
-    def build(self) -> Path:
-        return self.scratch / "nbgrader"
 
     @property
     def exchange(self) -> Path:
@@ -203,8 +200,8 @@ def hub_server(
 ) -> Iterator[RunningHub]:
     """``labs hub --class ROSTER`` (first person: the instructor) on a free port until the block ends, then
     SIGTERM, and the class removed whatever happened. Its folders are in a public scratch folder (``hub.scratch``):
-    ``hub/`` (``--root``; ``--grading`` is ``grading/`` in the instructor's home), ``nbgrader/`` (labs release's
-    build) and ``course/`` (a copy of ``chapters``); ``scratch`` (the test's tmp_path) keeps `labs hub`'s output.
+    ``hub/`` (``--root``; ``--grading``, the course's nbgrader root, is ``grading/`` in the instructor's home) and
+    ``course/`` (a copy of ``chapters``); ``scratch`` (the test's tmp_path) keeps `labs hub`'s output.
     ``grading`` is ignored (the class's is ``hub.grading``). ``https``: ``--https`` with a self-signed certificate
     for 127.0.0.1 made here (openssl). ``subdomains``: labs hub's default on 127.0.0.1, each server at
     ``<name>.localhost`` (which only a browser resolves); otherwise ``--subdomain-host off``, every server under
@@ -231,8 +228,6 @@ def hub_server(
         str(root / "home" / people[0] / "grading"),
         "--course",
         str(public / "course"),
-        "--build",
-        str(public / "nbgrader"),
         *(() if subdomains else ("--subdomain-host", "off")),
         *(() if "--disk" in options else ("--disk", str(DISK_GIB))),
         *options,

@@ -1,6 +1,6 @@
 """Drive JupyterLab like a student: `labs lab` on a private workspace, notebooks run from the menus.
 
-The server runs from a scratch folder (so `labs lab`'s release lands in ``scratch/build/nbgrader``) with its
+The server runs from a scratch folder (so `labs lab`'s release lands in ``scratch/build/grading``) with its
 own settings, workspaces and runtime folders: no state is shared with a developer's JupyterLab or other tests.
 Settings turn off cell windowing (every cell stays in the page, so outputs can be inspected) and the news
 pop-up. Errors are read from the notebook as JupyterLab saved it (``output_type == "error"``), because
