@@ -29,6 +29,9 @@ from typing import Any
 
 COURSE_ID = "pytorch-labs"  # PostgreSQL enforces the gradebook's course foreign key; SQLite did not
 IGNORED = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
+# Collect (`labs collect`, formgrader's Collect button) follows no link and takes each submission from its own
+# student only: nbgrader's collect with graders.nbgrader.exchange's search and copy.
+OWNED_COLLECT = "graders.nbgrader.exchange.OwnedCollect"
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ class CourseRoot:
 
     def config_values(self, exchange: Path | None = None) -> dict[str, dict[str, Any]]:
         """nbgrader's configuration of the course, ``{section: {trait: value}}``: the root, course id and
-        gradebook, and the exchange (``exchange``; default: ``ROOT/exchange``)."""
+        gradebook, the exchange (``exchange``; default: ``ROOT/exchange``) and how it is collected from."""
         return {
             "CourseDirectory": {
                 "root": str(self.path),
@@ -111,6 +114,7 @@ class CourseRoot:
                 "ignore": list(IGNORED),
             },
             "Exchange": {"root": str(exchange or self.path / "exchange")},
+            "ExchangeFactory": {"collect": OWNED_COLLECT},
         }
 
     def config_text(self, exchange: Path | None = None, header: str = "written by labs") -> str:

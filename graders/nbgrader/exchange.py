@@ -404,10 +404,8 @@ def exchange_api(
     exchange.mkdir(parents=True, exist_ok=True)
     course.ensure_tools_on_path()
     root.mkdir(parents=True, exist_ok=True)
-    config = course.nbgrader_config(root)
-    config.Exchange.root = str(exchange)
+    config = course.nbgrader_config(root, exchange=exchange)
     config.ExchangeReleaseAssignment.force = True  # releasing again replaces the chapter in the exchange
-    config.ExchangeFactory.collect = OwnedCollect
     config.ExchangeCollect.check_owner = check_owner
     if include is not None:
         config.CourseDirectory.include = include

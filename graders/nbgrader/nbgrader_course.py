@@ -97,12 +97,17 @@ def stamp_gradebooks_in_process() -> None:
 
 
 def nbgrader_config(
-    root: Path, db_url: str | None = None, cell_timeout: int = 300, record: bool = True
+    root: Path,
+    db_url: str | None = None,
+    cell_timeout: int = 300,
+    record: bool = True,
+    exchange: Path | None = None,
 ) -> Config:
-    """nbgrader configuration for a course rooted at ``root`` (``source/`` holds the chapters); ``record``:
-    generate_assignment records what it generates in the gradebook (lessons are generated without)."""
+    """nbgrader configuration for a course rooted at ``root`` (:meth:`CourseRoot.config_values`, with the
+    ``exchange``) and what `labs` adds for its own runs: ``record``, generate_assignment records what it generates
+    in the gradebook (lessons are generated without); the timeout of a cell; feedback's sanitizer."""
     stamp_gradebooks_in_process()
-    config = Config(CourseRoot(root, db_url).config_values())
+    config = Config(CourseRoot(root, db_url).config_values(exchange))
     config.GenerateAssignment.no_database = not record
     config.SaveCells.enabled = record
     config.ExecutePreprocessor.timeout = cell_timeout

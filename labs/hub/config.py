@@ -25,7 +25,6 @@ from labs.hub.plan import CHECKOUT, HubPlan
 from labs.hub.walls import under_private
 from labs.lab import STUDENT_DISABLED_PLUGINS, STUDENT_SERVER_EXTENSIONS
 
-OWNED_COLLECT = "graders.nbgrader.exchange.OwnedCollect"
 INSTRUCTOR_DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements"]
 INSTRUCTOR_TORNADO = {"headers": {"Content-Security-Policy": "frame-ancestors 'self'"}}
 # A student's pages may be framed by nothing (a page another student serves under the hub's origin included).
@@ -60,11 +59,7 @@ def nbgrader_config_text(plan: HubPlan, user: str) -> str:
     """The user's nbgrader_config.py: the course and exchange; the instructor's course root; under ``--demo`` a
     student's id (one unix user for all)."""
     if plan.role(user) == "instructor":
-        text = CourseRoot(plan.grading).config_text(exchange=plan.exchange, header="written by labs hub")
-        return text + (
-            "# formgrader's Collect as `labs collect`: no link followed, each submission its student's own\n"
-            f"c.ExchangeFactory.collect = {OWNED_COLLECT!r}\n"
-        )
+        return CourseRoot(plan.grading).config_text(exchange=plan.exchange, header="written by labs hub")
     # --demo: one unix user for all, so the config names the student
     return config_text(
         student_config_values(plan.exchange, user if plan.demo else None), "written by labs hub"
