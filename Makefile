@@ -167,7 +167,7 @@ slurm: venv
 
 # The stages that need root and live infrastructure (a Slurm cluster, classes of unix users on JupyterHub):
 # .ci/run runs them after make test, not in its lanes; their CPU time (docs/benchmarks.md) would take make
-# test's lanes past 10 minutes on 2 cores. Run by hand as root, with ci/slurm.sh's cluster started for the first.
+# test's lanes past its budget (docs/testing.md). Run by hand as root, with ci/slurm.sh's cluster started for the first.
 .PHONY: system
 system: slurm hubclass hubload
 
