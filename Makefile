@@ -111,7 +111,10 @@ $(PROXY):
 # docs/benchmarks.md).
 lint: style typecheck
 
+# Commit subjects are checked from the commit after SUBJECTS_SINCE on (the rule's first enforced commit).
+SUBJECTS_SINCE ?= 9198159
 style: venv
+	$(BIN)/python ci/commit_msg.py --since $(SUBJECTS_SINCE)
 	$(BIN)/ruff check labutils graders labs zygote tests benchmarks ci
 	$(BIN)/ruff format --check labutils graders labs zygote tests benchmarks ci
 	$(BIN)/labs lint course

@@ -1,10 +1,12 @@
 """The commit-msg check of .pre-commit-config.yaml: a subject line of at most 72 characters, then a blank line.
 
 python ci/commit_msg.py .git/COMMIT_EDITMSG      # exit 1 and one line saying why, else 0
+python ci/commit_msg.py --since REV              # every commit after REV on this branch (make style: CI)
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,9 +28,36 @@ def problems(message: str) -> list[str]:
     return found
 
 
+def history_problems(since: str) -> list[str]:
+    """What is wrong with the subject of each commit after ``since`` (``git log since..HEAD``), one line each."""
+    log = subprocess.run(
+        ["git", "log", "--format=%h %s", f"{since}..HEAD"], capture_output=True, text=True, check=False
+    )
+    if log.returncode:
+        raise RuntimeError(f"git log {since}..HEAD: {(log.stderr.strip() or 'failed').splitlines()[0]}")
+    found = []
+    for line in log.stdout.splitlines():
+        commit, _, subject = line.partition(" ")
+        found += [f"{commit}: {problem}" for problem in problems(subject)]
+    return found
+
+
+def check_history(since: str) -> int:
+    try:
+        found = history_problems(since)
+    except (OSError, RuntimeError) as err:
+        print(f"commit subjects: {err} (a clone without that history: fetch it)", file=sys.stderr)
+        return 2
+    for line in found:
+        print(f"commit subject: {line}", file=sys.stderr)
+    return 1 if found else 0
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--since":
+        return check_history(argv[1])
     if len(argv) != 1:
-        print("usage: commit_msg.py MESSAGE_FILE", file=sys.stderr)
+        print("usage: commit_msg.py MESSAGE_FILE | --since REV", file=sys.stderr)
         return 2
     path = Path(argv[0])
     try:

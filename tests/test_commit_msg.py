@@ -33,3 +33,37 @@ def test_the_hook_exits_1_with_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 1 and proc.stderr.startswith("commit message: the subject is 80 characters")
     message.write_text("Short\n")
     assert subprocess.run([sys.executable, str(ROOT / "ci" / "commit_msg.py"), str(message)]).returncode == 0
+
+
+def test_the_history_since_a_commit_is_checked(tmp_path: Path) -> None:
+    """`make style` checks every commit after the rule's first: a long subject there fails, one before it does
+    not count, and a revision the clone lacks is one line and exit 2."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+
+    def check(since: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, str(ROOT / "ci" / "commit_msg.py"), "--since", since],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "z" * 90)
+    rule = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "A short one")
+    assert check(rule).returncode == 0
+    git("commit", "-q", "--allow-empty", "-m", "w" * 73)
+    late = check(rule)
+    assert late.returncode == 1 and "the subject is 73 characters" in late.stderr
+    assert len(late.stderr.splitlines()) == 1
+    missing = check("f" * 40)
+    assert missing.returncode == 2 and len(missing.stderr.splitlines()) == 1
