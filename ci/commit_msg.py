@@ -42,32 +42,29 @@ def history_problems(since: str) -> list[str]:
     return found
 
 
-def check_history(since: str) -> int:
-    try:
-        found = history_problems(since)
-    except (OSError, RuntimeError) as err:
-        print(f"commit subjects: {err} (a clone without that history: fetch it)", file=sys.stderr)
-        return 2
+def report(label: str, found: list[str]) -> int:
+    """Each problem on a line of its own (stderr); 1 when there is any, else 0."""
     for line in found:
-        print(f"commit subject: {line}", file=sys.stderr)
+        print(f"{label}: {line}", file=sys.stderr)
     return 1 if found else 0
 
 
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "--since":
-        return check_history(argv[1])
+        try:
+            return report("commit subject", history_problems(argv[1]))
+        except (OSError, RuntimeError) as err:
+            print(f"commit subjects: {err} (a clone without that history: fetch it)", file=sys.stderr)
+            return 2
     if len(argv) != 1:
         print("usage: commit_msg.py MESSAGE_FILE | --since REV", file=sys.stderr)
         return 2
     path = Path(argv[0])
     try:
-        found = problems(path.read_text(encoding="utf-8"))
+        return report("commit message", problems(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError) as err:
         print(f"{path}: cannot read the commit message ({err})", file=sys.stderr)
         return 2
-    for line in found:
-        print(f"commit message: {line}", file=sys.stderr)
-    return 1 if found else 0
 
 
 if __name__ == "__main__":
