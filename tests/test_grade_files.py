@@ -427,11 +427,17 @@ def test_sanitiser_judges_urls_as_a_browser_does() -> None:
 def test_nbgrader_feedback_sanitises_too(tmp_path: Path) -> None:
     """A second layer, for autograded notebooks written by anything else: nbgrader's own rendering."""
     from nbconvert.preprocessors.sanitize import SanitizeHTML
+    from traitlets.config import Config
 
+    from graders.nbgrader.course_root import CourseRoot
     from graders.nbgrader.nbgrader_course import nbgrader_config
 
     config = nbgrader_config(tmp_path)
     assert SanitizeHTML in config.GenerateFeedback.preprocessors and config.SanitizeHTML.enabled
+    written = Config()  # what nbgrader's own tools (formgrader's feedback) read from the course root
+    exec(CourseRoot(tmp_path).config_text(), {"get_config": lambda: written})
+    assert set(written) <= set(config) and all(written[s] == config[s] for s in written), written
+    assert SanitizeHTML in written.GenerateFeedback.preprocessors and written.SanitizeHTML.enabled
     sanitizer = SanitizeHTML(config=config)
     assert (
         sanitizer.enabled

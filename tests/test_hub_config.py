@@ -118,6 +118,7 @@ def test_class_config_signs_in_for_real_and_limits_each_student(tmp_path: Path):
 
     factory = ExchangeFactory(config=teacher_config)  # formgrader's Collect button: labs collect's class
     assert factory.collect is exchange.OwnedCollect
+    assert teacher_config.SanitizeHTML.enabled  # formgrader's feedback is sanitised as labs feedback's is
     disabled = (tmp_path / "config" / "ada" / "labconfig" / "page_config.json").read_text()
     assert "@jupyter/nbgrader:formgrader" in disabled and "@jupyter/nbgrader:create-assignment" in disabled
     assert (

@@ -32,6 +32,10 @@ IGNORED = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
 # Collect (`labs collect`, formgrader's Collect button) follows no link and takes each submission from its own
 # student only: nbgrader's collect with graders.nbgrader.exchange's search and copy.
 OWNED_COLLECT = "graders.nbgrader.exchange.OwnedCollect"
+COURSE_SETTINGS = (
+    "from graders.nbgrader.nbgrader_course import add_course_settings  # noqa: E402\n"
+    "add_course_settings(c)  # feedback sanitised as `labs feedback` sanitises it\n"
+)
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,9 @@ class CourseRoot:
         }
 
     def config_text(self, exchange: Path | None = None, header: str = "written by labs") -> str:
-        """:meth:`config_values` as an ``nbgrader_config.py``."""
-        return config_text(self.config_values(exchange), header)
+        """:meth:`config_values` as an ``nbgrader_config.py``, with the settings that are not plain values (the
+        feedback's sanitizer) from the function `labs` calls on its own configuration object."""
+        return config_text(self.config_values(exchange), header) + COURSE_SETTINGS
 
 
 def student_config_values(exchange: Path, student_id: str | None = None) -> dict[str, dict[str, Any]]:

@@ -21,6 +21,7 @@ from nbgrader.dbutil import ALEMBIC_DIR
 from nbgrader.preprocessors import GetGrades
 from traitlets.config import Config
 
+from graders.boundary.protocol import Limits
 from graders.nbgrader.course_root import COURSE_ID, CourseRoot
 from graders.paths import ensure_tools_on_path
 
@@ -97,25 +98,29 @@ def stamp_gradebooks_in_process() -> None:
 
 
 def nbgrader_config(
-    root: Path,
-    db_url: str | None = None,
-    cell_timeout: int = 300,
-    record: bool = True,
-    exchange: Path | None = None,
+    root: Path, db_url: str | None = None, record: bool = True, exchange: Path | None = None
 ) -> Config:
-    """nbgrader configuration for a course rooted at ``root`` (:meth:`CourseRoot.config_values`, with the
-    ``exchange``) and what `labs` adds for its own runs: ``record``, generate_assignment records what it generates
-    in the gradebook (lessons are generated without); the timeout of a cell; feedback's sanitizer."""
+    """nbgrader configuration for a course rooted at ``root``: the course's (:meth:`CourseRoot.config_values`, with
+    the ``exchange``, and :func:`add_course_settings`, as its ``nbgrader_config.py`` has them too) and, for this
+    run, ``record``: generate_assignment records what it generates in the gradebook (lessons are generated
+    without)."""
     stamp_gradebooks_in_process()
     config = Config(CourseRoot(root, db_url).config_values(exchange))
+    add_course_settings(config)
     config.GenerateAssignment.no_database = not record
     config.SaveCells.enabled = record
-    config.ExecutePreprocessor.timeout = cell_timeout
-    config.Execute.timeout = cell_timeout
+    return config
+
+
+def add_course_settings(config: Config) -> None:
+    """What the course's configuration holds beyond plain values (which ``nbgrader_config.py`` cannot spell, so
+    the text imports and calls this): feedback sanitised (formgrader's feedback too) and a cell's timeout."""
+    timeout = int(Limits().wall_seconds)
+    config.ExecutePreprocessor.timeout = timeout
+    config.Execute.timeout = timeout
     config.GenerateFeedback.preprocessors = [GetGrades, SanitizeHTML, CSSHTMLHeaderPreprocessor]
     config.SanitizeHTML.update(sanitizer_settings())
     config.SanitizeHTML.enabled = True  # nbconvert preprocessors are off unless enabled
-    return config
 
 
 def sanitizer_settings() -> dict:
