@@ -22,7 +22,7 @@ from graders import coursedir
 from graders import paths as defaults
 from graders.boundary.protocol import Limits
 from graders.grader.results import Batch, NotebookGrade
-from graders.grader.salts import chapter_salt, salts_folder
+from graders.grader.salts import chapter_salt
 from graders.grader.sandbox.pool import modules_imported_by, start_sandboxes
 from graders.grader.submissions import Collected, Submission, collect, unpack
 from graders.nbgrader.course_root import CourseRoot
@@ -68,7 +68,7 @@ class GradeRequest:
 
     @property
     def salts_dir(self) -> Path:
-        return self.salts or salts_folder(self.root)
+        return self.salts or self.grading_root.salts
 
 
 @dataclass

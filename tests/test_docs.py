@@ -16,7 +16,7 @@ import pytest
 import torch
 import typer
 
-from graders.grader.compare import first_unplain
+from graders.boundary.job_result import first_unplain
 from graders.inside.probing import Draw, load_probes, to_plain
 from labs.cli import app
 from tests.conftest import ROOT, labs

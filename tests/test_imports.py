@@ -268,8 +268,9 @@ def test_the_parse_rule_sees_a_stray_parse(tmp_path: Path) -> None:
 
 # Each folder of graders/ and what it may import of graders/ (besides itself); the two top-level modules hold
 # facts every side may read (the course's layout, default paths). inside/ runs in the student's sandbox: it never
-# imports the grader, so nothing the sandbox runs can reach the code that decides points; boundary/ (the protocol
-# and the wire format) imports nothing of graders/ at all.
+# imports the grader, and the sandbox binds only inside/ and boundary/ of graders/ (worker.SANDBOX_GRADERS), so
+# nothing the sandbox runs can import the code that decides points; boundary/ (the protocol and the wire format)
+# imports nothing of graders/ at all.
 GRADER_LAYERS = {
     "boundary": set(),
     "inside": {"boundary"},
@@ -340,6 +341,19 @@ def test_the_sandbox_imports_nothing_of_the_grader_even_lazily() -> None:
                     target,
                 )
                 assert target.split(".")[0] != "labs", (path.name, target)
+
+
+def test_the_sandbox_binds_what_inside_imports_and_no_more_of_graders() -> None:
+    """The sandbox binds only the parts of graders/ its side runs (worker.SANDBOX_GRADERS): everything inside/
+    imports, however indirectly, is among them, and the grader, its adapters and checks are not."""
+    from graders.check.closure import closure
+    from graders.grader.sandbox.worker import SANDBOX_GRADERS
+
+    needed = closure(sorted((ROOT / "graders" / "inside").rglob("*.py")))
+    bound = tuple(f"graders/{part}" for part in SANDBOX_GRADERS)
+    outside = [f for f in needed if f.startswith("graders/") and not f.startswith(bound)]
+    assert not outside, f"inside/ imports what the sandbox does not bind: {outside}"
+    assert not {"grader", "nbgrader", "check", "pipeline.py", "coursedir.py"} & set(SANDBOX_GRADERS)
 
 
 # What comes back from a sandbox is parsed in boundary/ only: elsewhere no module reads the wire format or calls

@@ -16,6 +16,7 @@ import pytest
 
 from graders.grader import salts
 from graders.grader.results import Batch, CellGrade, NotebookGrade
+from graders.nbgrader.course_root import CourseRoot
 from tests.conftest import FIXTURES, labs
 
 COURSE = FIXTURES / "course"
@@ -45,7 +46,7 @@ def _run(root: Path, course: Path, chapter: str, grades: list[NotebookGrade], ur
     labs_ = {(chapter, "lab_basic"): lab}
     url = url or f"sqlite:///{root / 'gradebook.db'}"
     _gradebook_ready(root, url, labs_, {chapter: [course / chapter / "lab_basic.ipynb"]})
-    batch = Batch(grades, ["test"], {chapter: salts.chapter_salt(salts.salts_folder(root), chapter)})
+    batch = Batch(grades, ["test"], {chapter: salts.chapter_salt(CourseRoot(root).salts, chapter)})
     keep_books(root, url, labs_, batch, [])
     assert not write_reports(batch, root / "reports", root)
 
@@ -140,7 +141,7 @@ def test_a_regrade_with_a_new_automatic_score_clears_a_stale_manual_one(course: 
 
 
 def test_the_class_salt_is_made_once_and_kept(tmp_path: Path) -> None:
-    folder = salts.salts_folder(tmp_path)
+    folder = CourseRoot(tmp_path).salts
     first = salts.chapter_salt(folder, FIRST)
     assert salts.chapter_salt(folder, FIRST) == first != salts.chapter_salt(folder, SECOND)
     assert (
@@ -164,10 +165,10 @@ def test_labs_salt_shows_and_rotates(tmp_path: Path) -> None:
         and "no salt for fx_basic yet" in missing.stderr
         and not (tmp_path / "salts" / FIRST).exists()
     )
-    salts.chapter_salt(salts.salts_folder(tmp_path), FIRST)  # what the first labs grade does
+    salts.chapter_salt(CourseRoot(tmp_path).salts, FIRST)  # what the first labs grade does
     shown = labs("salt", FIRST, "--root", str(tmp_path))
     assert shown.returncode == 0 and FIRST in shown.stdout, shown.stderr
-    kept = salts.fingerprint(salts.chapter_salt(salts.salts_folder(tmp_path), FIRST))
+    kept = salts.fingerprint(salts.chapter_salt(CourseRoot(tmp_path).salts, FIRST))
     assert kept in shown.stdout
     rotated = labs("salt", FIRST, "--root", str(tmp_path), "--rotate")
     assert rotated.returncode == 0 and f"({kept} -> " in rotated.stdout, rotated.stderr
@@ -266,7 +267,7 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
         return {c["grade_id"]: c["detail"] for c in ben["cells"]}
 
     assert all(details(first).values()) and details(first) == details(again)
-    salts.rotate(salts.salts_folder(root), FIRST)
+    salts.rotate(CourseRoot(root).salts, FIRST)
     assert details(grade(alone)) != details(first)  # a rotated salt draws other inputs
 
 

@@ -3,6 +3,7 @@
 import nbformat
 import pytest
 
+from graders.boundary.protocol import UNPLAIN
 from graders.grader.compare import Verdict, points_for
 from graders.inside.probing import probe
 from tests.records import compare_wire
@@ -36,7 +37,7 @@ def test_partial_step_must_be_positive():
 
 def test_a_reference_the_grader_cannot_compare_is_a_broken_probe():
     # A probe returning an nn.Module: both sides would become the same marker and "match".
-    marker = {"__unplain__": "Linear"}
+    marker = {UNPLAIN: "Linear"}
     verdict = compare_wire({"value": [1, marker]}, {"value": [1, marker]})
     assert not verdict.ok and "cannot compare (Linear): a broken probe" in verdict.why
 

@@ -21,6 +21,13 @@ pytestmark = [
     ),
 ]
 
+TRUSTED_MODULES = [
+    "graders.grader.vetting",
+    "graders.pipeline",
+    "graders.nbgrader.exchange",
+    "graders.check.cuts",
+]
+SANDBOX_MODULES = ["graders.inside.rules", "graders.boundary.wire"]
 PROBE = "from graders.inside.probing import probe\n@probe('evidence')\ndef evidence(ns, draw):\n    '''evidence'''\n    return ns['evidence']\n"
 SPY = """
 import os, socket
@@ -34,6 +41,9 @@ def attempt(name, action):
 for name, path in TARGETS.items():
     attempt("read " + name, lambda p=path: open(p, "rb").read(1))
 attempt("write outside /tmp", lambda: open("/work/planted.py", "w").write("x"))
+import importlib
+for module in GRADER_MODULES:
+    attempt("import " + module, lambda m=module: importlib.import_module(m))
 attempt("network", lambda: socket.create_connection(("1.1.1.1", 53), timeout=3))
 attempt("dns", lambda: socket.getaddrinfo("pypi.org", 443))
 evidence["env"] = sorted(os.environ)
@@ -60,11 +70,13 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         "gradebook": str(tmp / "gradebook.db"),
         "other submission": str(secret),
         "probe files": str(ROOT / "course" / "02_tensors" / "probes" / "lab_tensors.py"),
+        "grader code": str(ROOT / "graders" / "grader" / "vetting.py"),
     }
     worker = Worker(0, Limits(wall_seconds=120), threads=1, log=tmp / "worker.log")
     worker.start()
     try:
-        job = Job([Cell("spy", f"TARGETS = {targets!r}\n{SPY}")], PROBE, "spy.py", salt=1)
+        spy = f"TARGETS = {targets!r}\nGRADER_MODULES = {TRUSTED_MODULES + SANDBOX_MODULES!r}\n{SPY}"
+        job = Job([Cell("spy", spy)], PROBE, "spy.py", salt=1)
         outcomes = [worker.run(job), worker.run(job)]
     finally:
         worker.close()
@@ -72,9 +84,20 @@ def evidence(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
     return [{**o.result.probes["evidence"].value, "isolation": o.isolation} for o in outcomes]
 
 
-@pytest.mark.parametrize("target", ["course source", "gradebook", "other submission", "probe files"])
+@pytest.mark.parametrize(
+    "target", ["course source", "gradebook", "other submission", "probe files", "grader code"]
+)
 def test_cannot_read_grader_files(evidence: list[dict], target: str) -> None:
     assert evidence[0][f"read {target}"] in {"FileNotFoundError", "PermissionError"}
+
+
+def test_the_trusted_grader_is_not_in_the_sandbox(evidence: list[dict]) -> None:
+    """Of graders/, the sandbox holds only its own side and the boundary: a notebook cannot import (or read) the
+    code that vets and scores it, the nbgrader adapters or the self-check."""
+    for module in TRUSTED_MODULES:
+        assert evidence[0][f"import {module}"] == "ModuleNotFoundError", module
+    for module in SANDBOX_MODULES:
+        assert evidence[0][f"import {module}"] == "succeeded", module
 
 
 def test_no_network_and_no_writes_outside_tmp(evidence: list[dict]) -> None:

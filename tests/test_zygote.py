@@ -221,10 +221,13 @@ def test_frames_round_trip_and_refuse_corrupt_lengths(tmp_path: Path):
     read, write = os.pipe()
     frames.send(write, {"pid": 7, "text": "ü" * 3})
     frames.write_frame(write, b"raw")
+    frames.write_frame(write, b"x" * 100)
     os.write(write, frames.HEADER.pack(frames.MAX_FRAME + 1))
     os.close(write)
     assert frames.receive(read, timeout=5) == {"pid": 7, "text": "ü" * 3}
     assert frames.read_frame(read) == b"raw"
+    with pytest.raises(ValueError, match="corrupt"):  # a reader's own budget, met before the frame is read
+        frames.read_frame(read, limit=99)
     with pytest.raises(ValueError, match="corrupt"):
         frames.read_frame(read)
     os.close(read)

@@ -43,13 +43,14 @@ def read_exact(fd: int, size: int, deadline: float | None = None) -> bytes:
     return b"".join(parts)
 
 
-def read_frame(fd: int, deadline: float | None = None) -> bytes | None:
-    """One frame's bytes, or None at end of stream (a frame cut short counts as its end)."""
+def read_frame(fd: int, deadline: float | None = None, limit: int = MAX_FRAME) -> bytes | None:
+    """One frame's bytes, or None at end of stream (a frame cut short counts as its end); ValueError for a frame
+    over ``limit`` bytes, before any of it is read."""
     head = read_exact(fd, HEADER.size, deadline)
     if len(head) < HEADER.size:
         return None
     (size,) = HEADER.unpack(head)
-    if size > MAX_FRAME:
+    if size > limit:
         raise ValueError(f"frame of {size} bytes: the stream is corrupt")
     data = read_exact(fd, size, deadline)
     return data if len(data) == size else None

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graders.boundary.protocol import KIND_ASK_PROBES, KIND_DONE, DoneHeader, Outcome, Status
+from graders.boundary.protocol import KIND_ASK_PROBES, KIND_DONE, UNPLAIN, DoneHeader, Outcome, Status
+
+if TYPE_CHECKING:  # torch: a worker starts before the grader has imported it
+    from graders.boundary.wire import Plain
 
 HEADER_BYTES = 4 << 20
 HEADER_VALUES = (
@@ -74,7 +77,7 @@ class ProbeRecord:
     """One probe's observation: the ``value`` it returned (plain data and dense tensors, as the wire carries
     them), or the ``error`` it raised (None: it returned); and what the student's functions changed."""
 
-    value: Any = None
+    value: Plain = None
     error: str | None = None
     contracts: Contracts | None = None
 
@@ -91,6 +94,19 @@ class ProbeRecord:
         if keys == {"error"} and isinstance(record["error"], str):
             return cls(None, record["error"], contracts)
         return None
+
+
+def first_unplain(value: Plain, depth: int = 0) -> str | None:
+    """The first marker a probe left for a value it could not carry (an nn.Module, a generator ...): why."""
+    if depth > 40:
+        return None
+    if isinstance(value, dict):
+        if set(value) == {UNPLAIN}:
+            return str(value[UNPLAIN])
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return next((found for v in value if (found := first_unplain(v, depth + 1))), None)
+    return None
 
 
 @dataclass(frozen=True)
@@ -185,9 +201,10 @@ def job_result(cells: dict[str, CellRun] | None, data: bytes) -> JobResult | Non
         result = wire.decode(data)
     except wire.WireError:
         return None
-    if cells is None or not isinstance(result, dict) or not isinstance(result.get("probes"), dict):
+    sent = result.get("probes") if isinstance(result, dict) else None
+    if cells is None or not isinstance(sent, dict):
         return None
-    probes = {name: ProbeRecord.from_wire(record) for name, record in result["probes"].items()}
+    probes = {name: ProbeRecord.from_wire(record) for name, record in sent.items()}
     if any(record is None for record in probes.values()):
         return None
     return JobResult(cells, {name: record for name, record in probes.items() if record is not None})

@@ -27,6 +27,9 @@ KIND_DONE = "done"
 ASK_PROBES = json.dumps({"kind": KIND_ASK_PROBES}).encode()
 ISOLATION_NOTE_CHARS = 300  # of one isolation note, as the grader keeps it
 OUTPUT_TAIL_CHARS = 4096  # of a job's output, as the grader keeps it
+UNPLAIN = (
+    "__unplain__"  # a value a probe could not make plain travels as {UNPLAIN: why}, unequal to any value
+)
 
 
 class Status(str, Enum):

@@ -21,11 +21,14 @@ import math
 import struct
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import torch
 
-Plain = Any  # None, bool, int, float, str, torch.Tensor, and lists, tuples and str-keyed dicts of them
+# What the wire carries: None, bool, int, float, str, torch.Tensor, and lists, tuples and str-keyed dicts of them.
+Plain: TypeAlias = (
+    None | bool | int | float | str | torch.Tensor | list["Plain"] | tuple["Plain", ...] | dict[str, "Plain"]
+)
 
 # The tensor dtypes that may leave a sandbox (a probe turns any other into a marker), by wire name.
 PLAIN_DTYPES: tuple[torch.dtype, ...] = (
@@ -183,7 +186,7 @@ class _Walk:
         for item in items:
             if type(item) is not list or len(item) != 2 or type(item[0]) is not str:
                 raise WireError("a dict entry must be [str, value]")
-            out[self.value(item[0], depth + 1)] = self.value(item[1], depth + 1)
+            out[cast(str, self.value(item[0], depth + 1))] = self.value(item[1], depth + 1)
         return out
 
     def tensor(self, spec: list) -> torch.Tensor:

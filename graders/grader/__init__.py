@@ -1,2 +1,2 @@
 """The trusted grader: vetting, the cells a job runs, the sandboxes it drives, the comparison that decides
-points, and `labs grade`'s pipeline."""
+points (`labs grade`'s pipeline, graders/pipeline.py, assembles it with the nbgrader adapters)."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from graders.boundary.job_result import Contracts, ProbeRecord
+from graders.boundary.job_result import Contracts, ProbeRecord, first_unplain
 
 KNOWN_EXCEPTIONS = frozenset(
     {n for n, v in vars(builtins).items() if isinstance(v, type) and issubclass(v, BaseException)}
@@ -178,19 +178,6 @@ def first_differing_case(observed: list, expected: list, rtol: float | None, ato
         if found:
             return f"case {index} → {found}" if found.startswith("[") else f"case {index}: {found}"
     return ""
-
-
-def first_unplain(value: Any, depth: int = 0) -> str | None:
-    """The first marker ``to_plain`` left for a value it could not carry (an nn.Module, a generator ...)."""
-    if depth > 40:
-        return None
-    if isinstance(value, dict):
-        if set(value) == {"__unplain__"}:
-            return str(value["__unplain__"])
-        value = list(value.values())
-    if isinstance(value, list | tuple):
-        return next((found for v in value if (found := first_unplain(v, depth + 1))), None)
-    return None
 
 
 def compare(

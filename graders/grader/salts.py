@@ -22,14 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-SALTS_FOLDER = "salts"
 ROTATIONS_LOG = "rotations.log"
 CHAPTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-
-
-def salts_folder(root: Path) -> Path:
-    """Where the grading root ``root`` keeps its salts (``labs grade --salts`` names another folder)."""
-    return root / SALTS_FOLDER
 
 
 def fingerprint(salt: int) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from graders.boundary.protocol import UNPLAIN
 from graders.boundary.wire import MAX_STRING, PLAIN_DTYPES
 
 Namespace = MutableMapping[
@@ -164,11 +165,11 @@ def to_plain(value: Any, depth: int = 0) -> Observation:
     """``value`` as the plain data :mod:`graders.boundary.wire` carries out of the sandbox: None, bools, ints, floats,
     strings cut at ``MAX_STRING``, dense CPU tensors of ``PLAIN_DTYPES`` (subclasses and views made plain
     copies), ``torch.Size`` as a tuple, and lists, tuples and string-keyed dicts of them. Anything else, or
-    nesting past 20 levels, becomes an ``{"__unplain__": why}`` marker that compares unequal to a real value."""
+    nesting past 20 levels, becomes an ``{UNPLAIN: why}`` marker that compares unequal to a real value."""
     if depth > 20:
-        return {"__unplain__": "nested too deep"}
+        return {UNPLAIN: "nested too deep"}
     if type(value) is int and abs(value) >= 10**38:
-        return {"__unplain__": "int too large"}
+        return {UNPLAIN: "int too large"}
     if value is None or type(value) in (bool, int, float):
         return value
     if type(value) is str:
@@ -180,7 +181,7 @@ def to_plain(value: Any, depth: int = 0) -> Observation:
         or value.is_meta
         or value.dtype not in PLAIN_DTYPES
     ):
-        return {"__unplain__": f"tensor ({value.layout}, {value.dtype})"}
+        return {UNPLAIN: f"tensor ({value.layout}, {value.dtype})"}
     if isinstance(value, torch.Tensor):
         plain = (
             torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu())
@@ -194,7 +195,7 @@ def to_plain(value: Any, depth: int = 0) -> Observation:
         return {str(k): to_plain(v, depth + 1) for k, v in value.items()}
     if type(value) in (torch.Size,):
         return tuple(int(v) for v in value)
-    return {"__unplain__": type(value).__name__}
+    return {UNPLAIN: type(value).__name__}
 
 
 def load_probes(source: str, filename: str) -> dict[str, Probe]:

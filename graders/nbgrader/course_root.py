@@ -17,6 +17,7 @@ Layout::
     ROOT/autograded/<student>/<chapter>/<lab>.ipynb  each graded notebook, feedback rendered from it
     ROOT/feedback/<student>/<chapter>/<lab>.html     nbgrader's feedback pages
     ROOT/reports/                                   results.json, CSV, Gradescope export, summary
+    ROOT/runs/<time>-<pid>.json                     each `labs grade` run's log
     ROOT/salts/                                     the class's salts (graders.grader.salts)
     ROOT/student-jupyter-config/                    `labs lab`'s Jupyter config (the student's page config)
 """
@@ -51,7 +52,7 @@ class CourseRoot:
 
     @property
     def db_url(self) -> str:
-        return self.db or f"sqlite:///{self.path.resolve() / 'gradebook.db'}"
+        return self.db or f"sqlite:///{self.gradebook_file.resolve()}"
 
     @property
     def has_gradebook(self) -> bool:
@@ -79,6 +80,16 @@ class CourseRoot:
         return self.path / "release"
 
     @property
+    def salts(self) -> Path:
+        """The class's salts (``labs grade --salts`` names another folder)."""
+        return self.path / "salts"
+
+    @property
+    def runs(self) -> Path:
+        """One log per `labs grade` run."""
+        return self.path / "runs"
+
+    @property
     def student_jupyter_config(self) -> Path:
         return self.path / "student-jupyter-config"
 
@@ -101,7 +112,7 @@ class CourseRoot:
         """This root and its shards' roots: subfolders holding autograded notebooks (a class graded in shards,
         ``labs grade --shard i/N --root ROOT/shard-i``, each into the one shared gradebook)."""
         found = (
-            sorted(p for p in self.path.iterdir() if p.is_dir() and (p / "autograded").is_dir())
+            sorted(p for p in self.path.iterdir() if p.is_dir() and CourseRoot(p).autograded.is_dir())
             if self.path.is_dir()
             else []
         )

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from graders.grader.results import Batch, CellGrade, NotebookGrade
 from graders.grader.submissions import SAFE_NAME, plain
+from graders.nbgrader.course_root import CourseRoot
 from graders.nbgrader.nbgrader_course import open_gradebook
 
 # An absolute path: a "/" (or "~/") that no name or number runs into, through its last name. A folder's
 # name may hold spaces inside it; the last name ends at a space, a colon, a quote or a bracket.
-RUNS_FOLDER = "runs"  # under the grading root: one log per `labs grade` run
 MANUAL = "score set by the instructor; the automatic checks: "  # before a cell's reason when scored by hand
 HOST_PATH = re.compile(r"(?<![\w.~-])~?/(?:[^\s/:](?:[^/\n:]*[^\s/:])?/)*([^\s/:'\"(),;\[\]]+)")
 
@@ -60,13 +60,14 @@ def run_log_path(root: Path) -> Path:
     """Where this run's log goes under the grading root: ``runs/<UTC time>-<pid>.json``, kept per run."""
     now = time.time_ns()
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9:09d}Z"
-    return root / RUNS_FOLDER / f"{stamp}-{os.getpid()}.json"
+    return CourseRoot(root).runs / f"{stamp}-{os.getpid()}.json"
 
 
 def run_logs(root: Path) -> list[Path]:
     """Every run log under the grading root ``root``, its shards' roots included (``root/shard-i/runs``: a
     class graded on Slurm), oldest first."""
-    return sorted(root.glob(f"**/{RUNS_FOLDER}/*.json"), key=lambda p: p.name) if root.is_dir() else []
+    runs = CourseRoot(root).runs.name
+    return sorted(root.glob(f"**/{runs}/*.json"), key=lambda p: p.name) if root.is_dir() else []
 
 
 def logged_grades(root: Path) -> dict[tuple[str, str, str], NotebookGrade]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from graders.boundary.job_result import Done, JobOutcome, completed, supervisor_said
+from graders.boundary.job_result import HEADER_BYTES, Done, JobOutcome, completed, supervisor_said
 from graders.boundary.protocol import Job, JobSpec, Limits, ProbeRequest, Status
 from graders.grader.sandbox import cgroups, watchdog
 from zygote.frames import read_frame, write_frame
@@ -34,8 +34,11 @@ HOSTNAME = "sandbox"
 SYSTEM_LINKS = {"/lib": "usr/lib", "/lib64": "usr/lib64", "/bin": "usr/bin", "/sbin": "usr/sbin"}
 
 
-# What runs inside the sandbox imports these, and nothing else of the project (never the labs tool).
+# What runs inside the sandbox imports these, and nothing else of the project (never the labs tool); of graders/
+# only the sandbox's side and the boundary are bound: the grader, its adapters and checks are not there to import
+# (tests/test_imports.py: whatever inside/ imports is among them).
 PROJECT_PACKAGES = ("graders", "labutils", "zygote")
+SANDBOX_GRADERS = ("__init__.py", "inside", "boundary")
 
 
 def package_folders() -> list[Path]:
@@ -56,8 +59,13 @@ def package_path() -> str:
 
 
 def readable_binds() -> list[str]:
-    """Folders the sandbox needs, read-only: Python, the venv, and the project's packages."""
-    folders = {sys.base_prefix, sys.prefix, *map(str, package_folders())}
+    """Folders (and files) the sandbox needs, read-only: Python, the venv, and the project's packages, of graders
+    only :data:`SANDBOX_GRADERS`."""
+    packages = package_folders()
+    graders = [
+        str(folder / part) for folder in packages if folder.name == "graders" for part in SANDBOX_GRADERS
+    ]
+    folders = {sys.base_prefix, sys.prefix, *graders, *(str(f) for f in packages if f.name != "graders")}
     return sorted(f for f in folders if not any(f.startswith(s + "/") for s in SYSTEM_BINDS))
 
 
@@ -324,7 +332,7 @@ class Worker:
     def _converse(stdin: int, stdout: int, probes: bytes) -> Done | None:
         """Frames from the supervisor until its final header; probes go in only when it asks."""
         asked = False
-        while (frame := read_frame(stdout)) is not None:
+        while (frame := read_frame(stdout, limit=HEADER_BYTES)) is not None:
             said = supervisor_said(frame)
             if said.asks_for_probes and not asked:
                 asked = True
