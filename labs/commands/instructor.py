@@ -112,8 +112,9 @@ def salt(
 ) -> None:
     """Show a chapter's salt fingerprint, or rotate the salt (the inputs every grading of the chapter draws)."""
     from graders.grader import salts as class_salts
+    from graders.nbgrader.course_root import CourseRoot
 
-    folder = salts or class_salts.salts_folder(root)
+    folder = salts or CourseRoot(root).salts
     try:
         kept = class_salts.kept_salt(folder, chapter)
         if kept is None:
