@@ -39,15 +39,15 @@ STUDENT_SERVER_EXTENSIONS = {
 
 def release_workspace(
     chapters: list[Path], root: Path, workspace: Path, db: str | None = None
-) -> tuple[Path, WorkspaceSync]:
+) -> tuple[Path, WorkspaceSync, list[str]]:
     """nbgrader's solution-free release of ``chapters`` in the course's nbgrader ``root`` (``db``: its gradebook),
     and its new files copied into the student's ``workspace`` (what is there is kept): `labs release`, and
-    `labs lab` before it starts. Returns the release folder and what the copy did; RuntimeError when nbgrader
-    fails."""
+    `labs lab` before it starts. Returns the release folder, what the copy did and the chapters whose gradebook
+    entry was kept as graded; RuntimeError when nbgrader fails."""
     from graders.nbgrader.release import build_release, sync_workspace
 
-    released = build_release(chapters, CourseRoot(root.resolve(), db))
-    return released, sync_workspace(released, workspace)
+    released, kept = build_release(chapters, CourseRoot(root.resolve(), db))
+    return released, sync_workspace(released, workspace), kept
 
 
 def student_page_config(root: Path) -> Path:

@@ -108,9 +108,8 @@ def test_release_and_grading_share_one_nbgrader_root(tmp_path: Path):
     from graders.nbgrader.release import record_labs, release_chapter
 
     root, chapter = CourseRoot(tmp_path / "root"), FIXTURES / "course" / "fx_basic"
-    released = release_chapter(root, chapter)
-    everything = ["1_passes.ipynb", "lab_basic.ipynb"]
-    assert released == root.release / "fx_basic"
+    assert release_chapter(root, chapter)
+    released, everything = root.release / "fx_basic", ["1_passes.ipynb", "lab_basic.ipynb"]
     assert sorted(p.name for p in released.glob("*.ipynb")) == everything
     record_labs(root, "fx_basic", [chapter / "lab_basic.ipynb"])
     assert sorted(p.name for p in released.glob("*.ipynb")) == everything
@@ -120,3 +119,31 @@ def test_release_and_grading_share_one_nbgrader_root(tmp_path: Path):
             "fx_basic": ["lab_basic"]
         }
     assert "return t * factor" not in (released / "lab_basic.ipynb").read_text()
+
+
+def test_a_release_after_grading_keeps_the_points_it_was_graded_with(tmp_path: Path):
+    """An edited lab released again after submissions were graded reaches the release; the gradebook keeps the
+    points the class was graded with (the command says so)."""
+    import shutil
+
+    from graders.nbgrader.course_root import CourseRoot
+    from graders.nbgrader.nbgrader_course import open_gradebook
+    from graders.nbgrader.release import build_release
+
+    chapter = tmp_path / "course" / "fx_basic"
+    shutil.copytree(FIXTURES / "course" / "fx_basic", chapter)
+    root = CourseRoot(tmp_path / "root")
+    assert build_release([chapter], root) == (root.release, [])
+    with open_gradebook(root.db_url) as gradebook:
+        before = gradebook.find_assignment("fx_basic").max_score
+        gradebook.add_student("ada")
+        gradebook.add_submission("fx_basic", "ada")
+    nb = nbformat.read(chapter / "lab_basic.ipynb", as_version=4)
+    graded_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("points"))
+    graded_cell.metadata["nbgrader"]["points"] += 7
+    nbformat.write(nb, chapter / "lab_basic.ipynb")
+    assert build_release([chapter], root) == (root.release, ["fx_basic"])
+    with open_gradebook(root.db_url) as gradebook:
+        assert gradebook.find_assignment("fx_basic").max_score == before
+    released = nbformat.read(root.release / "fx_basic" / "lab_basic.ipynb", as_version=4)
+    assert sum(c.metadata.get("nbgrader", {}).get("points", 0) for c in released.cells) == before + 7

@@ -120,17 +120,24 @@ class CourseRoot:
 
     def config_values(self, exchange: Path | None = None) -> dict[str, dict[str, Any]]:
         """nbgrader's configuration of the course, ``{section: {trait: value}}``: the root, course id and
-        gradebook, the exchange (``exchange``; default: ``ROOT/exchange``) and how it is collected from."""
-        return {
+        gradebook, how the exchange is collected from and, when given, where it is (``exchange``: otherwise the
+        user's own nbgrader config says, as `labs hub` writes it for the instructor)."""
+        values: dict[str, dict[str, Any]] = {
             "CourseDirectory": {
                 "root": str(self.path),
                 "course_id": COURSE_ID,
                 "db_url": self.db_url,
                 "ignore": list(IGNORED),
             },
-            "Exchange": {"root": str(exchange or self.path / "exchange")},
             "ExchangeFactory": {"collect": OWNED_COLLECT},
         }
+        return values | ({"Exchange": {"root": str(exchange)}} if exchange else {})
+
+    def write_config(self) -> Path:
+        """The root's ``nbgrader_config.py``, for nbgrader's own tools (formgrader, ``nbgrader db``) run there."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(self.config_text(), encoding="utf-8")
+        return self.config_file
 
     def config_text(self, exchange: Path | None = None, header: str = "written by labs") -> str:
         """:meth:`config_values` as an ``nbgrader_config.py``, with the settings that are not plain values (the

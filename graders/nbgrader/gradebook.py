@@ -26,9 +26,7 @@ def ensure_assignments(
 ) -> None:
     """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
     grading = CourseRoot(root, db_url)
-    grading.config_file.write_text(
-        grading.config_text(), encoding="utf-8"
-    )  # nbgrader's own tools work here too
+    grading.write_config()
     with course.open_gradebook(db_url) as gradebook:
         known = {a.name: {n.name for n in a.notebooks} for a in gradebook.assignments}
     for chapter, paths in lab_paths.items():

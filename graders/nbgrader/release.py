@@ -13,6 +13,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbgrader.api import MissingEntry
+
 from graders.coursedir import LAB_PATTERN, is_lab
 from graders.nbgrader import nbgrader_course as course
 from graders.nbgrader.course_root import CourseRoot
@@ -26,24 +28,40 @@ class WorkspaceSync:
     kept: list[Path] = field(default_factory=list)
 
 
-def build_release(chapters: list[Path], root: CourseRoot) -> Path:
-    """Each chapter's student notebooks (:func:`release_chapter`); returns ``ROOT/release``."""
-    for chapter in chapters:
-        release_chapter(root, chapter)
-    return root.release
+def build_release(chapters: list[Path], root: CourseRoot) -> tuple[Path, list[str]]:
+    """Each chapter's student notebooks (:func:`release_chapter`); returns ``ROOT/release`` and the chapters whose
+    gradebook entry was kept as it was graded."""
+    root.write_config()
+    kept = [chapter.name for chapter in chapters if not release_chapter(root, chapter)]
+    return root.release, kept
 
 
-def release_chapter(root: CourseRoot, chapter: Path) -> Path:
-    """Every notebook of ``chapter`` generated afresh into ``ROOT/release/<chapter>``, its labs recorded in the
-    gradebook; returns that folder."""
+def release_chapter(root: CourseRoot, chapter: Path) -> bool:
+    """Every notebook of ``chapter`` generated afresh into ``ROOT/release/<chapter>`` and its labs recorded in the
+    gradebook, unless submissions of it were graded there: their points then stay as graded (False)."""
     notebooks = sorted(chapter.glob("*.ipynb"))
     course.stage_source(root.path, chapter.name, notebooks)
     every = course.api(root.path, root.db, record=False)
     course.require_success(
         every.generate_assignment(chapter.name, force=True), f"generate_assignment {chapter.name}"
     )
+    if graded(root, chapter.name):
+        return False
     labs = [n for n in notebooks if is_lab(n)]
-    return record_labs(root, chapter.name, labs) if labs else root.release / chapter.name
+    if labs:
+        record_labs(root, chapter.name, labs)
+    return True
+
+
+def graded(root: CourseRoot, chapter: str) -> bool:
+    """Whether the gradebook holds submissions of ``chapter``."""
+    if not root.has_gradebook:
+        return False
+    with course.open_gradebook(root.db_url) as gradebook:
+        try:
+            return gradebook.find_assignment(chapter).num_submissions > 0
+        except MissingEntry:
+            return False
 
 
 def record_labs(root: CourseRoot, chapter: str, labs: list[Path]) -> Path:

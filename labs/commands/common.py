@@ -99,10 +99,15 @@ def release_to_workspace(folders: list[Path], root: Path, workspace: Path, db: s
     from labs.lab import release_workspace
 
     try:
-        released, sync = release_workspace(folders, root, workspace, db)
+        released, sync, kept = release_workspace(folders, root, workspace, db)
     except RuntimeError as err:
         fail(str(err))
-    console.print(f"released {len(folders)} chapters into {released}")
+    console.print(f"released {len(folders)} chapter{'s' * (len(folders) != 1)} into {released}")
+    for chapter in kept:
+        console.print(
+            f"{chapter}: submissions of it are graded, so the gradebook keeps its labs' points as graded "
+            "(an edited lab reaches students, not the gradebook)"
+        )
     console.print(
         f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them"
     )
