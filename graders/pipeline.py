@@ -134,14 +134,20 @@ def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collec
     """Submissions from a folder or a zip of one."""
     if not source.exists():
         raise BadRequest(f"{source}: no such folder or zip")
-    if not source.is_file():
-        return _collect(source, chapters)
-    try:
-        rejected = unpack(source, scratch)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError):
-        raise BadRequest(f"{source}: not a zip file") from None
-    found = _collect(scratch, chapters)
-    found.rejected = rejected + found.rejected
+    if source.is_file():
+        try:
+            rejected = unpack(source, scratch)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError):
+            raise BadRequest(f"{source}: not a zip file") from None
+        found = _collect(scratch, chapters)
+        found.rejected = rejected + found.rejected
+    else:
+        found = _collect(source, chapters)
+    if not found.submissions and not found.rejected:
+        raise BadRequest(
+            f"{source}: no submission of {', '.join(sorted(chapters))} in it "
+            "(a submission is STUDENT/CHAPTER/LAB.ipynb at its top level)"
+        )
     return found
 
 

@@ -55,3 +55,33 @@ def test_not_a_zip_is_one_line_exit_2(tmp_path: Path) -> None:
         str(tmp_path / "root"),
     )
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: {bogus}: not a zip file"
+
+
+@pytest.mark.parametrize("wrapped", ["zip", "folder"])
+def test_submissions_one_level_off_are_one_line_exit_2(tmp_path: Path, wrapped: str) -> None:
+    """A zip whose submissions sit under a top folder, or one student's folder given for the class: nothing is
+    graded, and that is an error naming the layout, not an empty success (no report is written over the last)."""
+    if wrapped == "zip":
+        source = tmp_path / "download.zip"
+        with zipfile.ZipFile(source, "w") as zipped:
+            zipped.write(LAB, "class/ada/fx_basic/lab_basic.ipynb")
+    else:
+        source = tmp_path / "submitted" / "ada"
+        (source / "fx_basic").mkdir(parents=True)
+        (source / "fx_basic" / "lab_basic.ipynb").write_bytes(LAB.read_bytes())
+    root = tmp_path / "root"
+    proc = labs(
+        "grade",
+        str(source),
+        "--course",
+        str(FIXTURES / "course"),
+        "--chapter",
+        "fx_basic",
+        "--root",
+        str(root),
+    )
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        f"error: {source}: no submission of fx_basic in it (a submission is STUDENT/CHAPTER/LAB.ipynb at its top "
+        "level)"
+    ), proc.stderr
+    assert not (root / "reports").exists()
