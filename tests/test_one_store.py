@@ -281,3 +281,34 @@ def test_exporting_before_grading_is_one_line_and_creates_nothing(tmp_path: Path
         )
         assert len(proc.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_exporting_a_released_but_ungraded_root_creates_nothing(tmp_path: Path) -> None:
+    """After `labs release` the root has a gradebook with the labs and no grades: exporting says nothing is
+    graded yet and writes no file; an --out of the wrong kind is named before the gradebook is read."""
+    root = tmp_path / "root"
+    released = labs(
+        "release",
+        "--course",
+        str(FIXTURES / "course"),
+        "--root",
+        str(root),
+        "--workspace",
+        str(tmp_path / "ws"),
+    )
+    assert released.returncode == 0, released.stderr
+    for kind in ("csv", "gradescope"):
+        out = tmp_path / f"out-{kind}"
+        proc = labs("export", "--format", kind, "--root", str(root), "--out", str(out))
+        assert proc.returncode == 2 and "nothing graded yet" in proc.stderr, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and not out.exists()
+    folder, file = tmp_path / "a-folder", tmp_path / "a-file"
+    folder.mkdir()
+    file.write_text("x")
+    csv_to_folder = labs("export", "--format", "csv", "--root", str(root), "--out", str(folder))
+    assert csv_to_folder.stderr.strip() == f"error: --out {folder}: a folder; the CSV export is a file"
+    gradescope_to_file = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(file))
+    assert (
+        gradescope_to_file.stderr.strip() == f"error: --out {file}: a file; the Gradescope export is a folder"
+    )
+    assert csv_to_folder.returncode == gradescope_to_file.returncode == 2

@@ -129,11 +129,13 @@ def gradebook_rows(db_url: str) -> list[dict]:
 
 
 def export_csv(db_url: str, out: Path) -> int:
-    """Write the gradebook as CSV; returns the number of rows."""
+    """Write the gradebook as CSV; returns the number of rows (none: nothing is written)."""
     rows = [
         {k: for_student(v) if isinstance(v, str) else v for k, v in row.items()}
         for row in gradebook_rows(db_url)
     ]
+    if not rows:
+        return 0
     columns = ["student", "chapter", "notebook"]
     columns += sorted({k for r in rows for k in r} - {*columns, "score", "max_score"}) + [
         "score",

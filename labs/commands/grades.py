@@ -168,6 +168,10 @@ def export(
             "or name the gradebook with --db)"
         )
     target = out or root / ("grades.csv" if format == "csv" else "gradescope")
+    if format == "csv" and target.is_dir():
+        fail(f"--out {target}: a folder; the CSV export is a file")
+    if format == "gradescope" and target.exists() and not target.is_dir():
+        fail(f"--out {target}: a file; the Gradescope export is a folder")
     errors: list[str] = []
     try:
         if format == "csv":
