@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 Shard = tuple[int, int]
+RUN_JOBS = 2  # notebooks `labs run` executes at once
+NOTEBOOK_TIMEOUT = 600.0  # seconds a notebook may run before `labs run` kills its kernel
 
 SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.I)
 SIZE_UNITS = {"": 2**20, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}

@@ -10,6 +10,7 @@ import typer
 from graders import paths as defaults
 from labs.commands.common import CourseOpt
 from labs.console import console, fail
+from labs.hub.plan import CULL_IDLE, Limits
 
 
 def hub(
@@ -51,9 +52,11 @@ def hub(
             "(default: a share of 80% of the RAM, 1 to 4 GiB)"
         ),
     ] = None,
-    cpus: Annotated[float | None, typer.Option(help="cores per student, a CPU quota (default: 1)")] = None,
+    cpus: Annotated[
+        float | None, typer.Option(help=f"cores per student, a CPU quota (default: {Limits.cpus:g})")
+    ] = None,
     processes: Annotated[
-        int | None, typer.Option(help="processes and threads per student (default: 256)")
+        int | None, typer.Option(help=f"processes and threads per student (default: {Limits.processes})")
     ] = None,
     disk: Annotated[
         float | None,
@@ -63,7 +66,9 @@ def hub(
             "of half the free disk; 0: homes on the host's, unlimited)"
         ),
     ] = None,
-    cull_idle: Annotated[int, typer.Option(help="stop a server idle this many seconds (0: never)")] = 3600,
+    cull_idle: Annotated[
+        int, typer.Option(help="stop a server idle this many seconds (0: never)")
+    ] = CULL_IDLE,
     subdomain_host: Annotated[
         str | None,
         typer.Option(

@@ -10,7 +10,7 @@ import typer
 from graders import paths as defaults
 from labs.commands.common import DEFAULT_PATHS, PathsArg, checked_device
 from labs.console import console, fail, progress_bar
-from labs.options import parse_shard
+from labs.options import NOTEBOOK_TIMEOUT, RUN_JOBS, parse_shard
 
 if TYPE_CHECKING:
     from labs.run.report import NotebookResult
@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 def run(
     paths: PathsArg = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="notebooks executed at once")] = 2,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="notebooks executed at once")] = RUN_JOBS,
     device: Annotated[str, typer.Option(help="auto, cpu or cuda (injected as DEVICE)")] = "auto",
     smoke: Annotated[bool, typer.Option("--smoke", help="inject SMOKE=True: tiny sizes")] = False,
     shard: Annotated[str | None, typer.Option(help="run only shard i/n, split by recorded duration")] = None,
-    timeout: Annotated[float, typer.Option(help="seconds per notebook before its kernel is killed")] = 600,
+    timeout: Annotated[
+        float, typer.Option(help="seconds per notebook before its kernel is killed")
+    ] = NOTEBOOK_TIMEOUT,
     report_dir: Annotated[
         Path, typer.Option("--report", help="folder for executed notebooks and reports")
     ] = (defaults.REPORT_DIR),

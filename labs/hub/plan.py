@@ -30,6 +30,7 @@ PROXY_HINT = (
 DEFAULT_STUDENTS = ("ada", "ben")
 USER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 GIB = 1 << 30
+CULL_IDLE = 3600  # seconds a server may stay idle before the culler stops it (0: never)
 
 
 @dataclass(frozen=True)
@@ -57,11 +58,11 @@ def default_disk(students: int, free_bytes: int) -> int:
 
 def default_limits(students: int, total_memory: int | None = None, cores: int | None = None) -> Limits:
     """Limits for a class of ``students`` on this machine: memory an even share of 80 % of the RAM (between 1
-    and 4 GiB), one core (or all of them when the machine has fewer), 256 processes."""
+    and 4 GiB), :class:`Limits`' cores (or all of them when the machine has fewer) and processes."""
     total_memory = total_memory or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     cores = cores or os.cpu_count() or 1
     share = int(total_memory * 0.8) // max(students, 1)
-    return Limits(memory_bytes=min(4 * GIB, max(GIB, share)), cpus=float(min(1, cores)), processes=256)
+    return Limits(memory_bytes=min(4 * GIB, max(GIB, share)), cpus=min(Limits.cpus, float(cores)))
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class HubPlan:
     demo: bool = False
     ip: str = "127.0.0.1"
     limits: Limits = Limits()
-    cull_idle: int = 3600  # seconds a server may stay idle before the culler stops it (0: never)
+    cull_idle: int = CULL_IDLE
     https: tuple[Path, Path] | None = None  # certificate and key
     course: Path = CHECKOUT / paths.COURSE
     emails: tuple[tuple[str, str], ...] = ()

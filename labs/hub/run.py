@@ -28,6 +28,7 @@ from labs.hub.config import hub_config_text, write_user_files
 from labs.hub.limits import remove_class_groups
 from labs.hub.plan import (
     CHECKOUT,
+    CULL_IDLE,
     DEFAULT_STUDENTS,
     HubPlan,
     Limits,
@@ -235,7 +236,7 @@ def class_plan(
     cpus: float | None = None,
     processes: int | None = None,
     disk_gib: float | None = None,
-    cull_idle: int = 3600,
+    cull_idle: int = CULL_IDLE,
     subdomain_host: str | None = None,
     demo: bool = False,
 ) -> HubPlan:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from graders.paths import KERNEL_CACHE, REPORT_DIR, ensure_tools_on_path
 from labs.notebooks import discover, read
-from labs.options import Shard
+from labs.options import NOTEBOOK_TIMEOUT, RUN_JOBS, Shard
 from labs.run import report, timings
 from labs.run.execute import NotebookResult, RunSpec, kernel_env
 
@@ -20,9 +20,9 @@ class RunRequest:
     paths: list[Path]
     device: str
     smoke: bool = False
-    jobs: int = 2
+    jobs: int = RUN_JOBS
     shard: Shard | None = None
-    timeout: float = 600
+    timeout: float = NOTEBOOK_TIMEOUT
     report_dir: Path = REPORT_DIR
     timings_file: Path = timings.TIMINGS_FILE
     cache_dir: Path = KERNEL_CACHE  # the kernels' caches (inductor, matplotlib), shared by every run
