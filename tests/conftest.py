@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.requires import REQUIRED, require
+from tests.requires import REQUIRED, needs_bwrap, require
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -52,7 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--require",
         default="",
         metavar="NAMES",
-        help="comma-separated: slurm, postgres, hub, cuda; a test that needs one that is missing fails "
+        help="comma-separated: slurm, postgres, hub, cuda, sandbox, browser; a test that needs one that is missing fails "
         "instead of skipping (tests/requires.py)",
     )
 
@@ -77,3 +77,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(
                 pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is False)")
             )
+
+
+@pytest.fixture
+def bwrap() -> None:
+    """The test runs jobs in the grading sandbox: bubblewrap is needed (tests/requires.py: ``sandbox``)."""
+    needs_bwrap()

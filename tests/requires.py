@@ -1,14 +1,15 @@
-"""What this run must have: ``pytest --require=slurm,postgres,hub,cuda`` (.ci/run passes it in
+"""What this run must have: ``pytest --require=slurm,postgres,hub,cuda,sandbox,browser`` (.ci/run passes it in
 ``PYTEST_ADDOPTS``). A test that cannot run for want of one of these skips, saying why and how to get it,
 unless the run requires it: then it fails, so that a missing piece never passes as a skip."""
 
 from __future__ import annotations
 
+import shutil
 from typing import NoReturn
 
 import pytest
 
-KNOWN = frozenset({"cuda", "hub", "postgres", "slurm"})
+KNOWN = frozenset({"browser", "cuda", "hub", "postgres", "sandbox", "slurm"})
 REQUIRED: set[str] = set()
 
 
@@ -31,3 +32,9 @@ def unavailable(what: str, why: str) -> NoReturn:
     if what in REQUIRED:
         pytest.fail(f"--require={what}, but {why}")
     pytest.skip(why)
+
+
+def needs_bwrap() -> None:
+    """The grading sandbox's bubblewrap, or skip (fail under ``--require=sandbox``)."""
+    if shutil.which("bwrap") is None:
+        unavailable("sandbox", "bubblewrap not installed (apt-get install bubblewrap)")

@@ -29,6 +29,7 @@ from tests.browser import chromium
 from tests.browser.jupyterlab import LabNotebook, LabServer, error_outputs, lab_server, picture_cells
 from tests.browser.site_check import check_site
 from tests.conftest import FIXTURES, ROOT, labs
+from tests.requires import unavailable
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -51,7 +52,7 @@ SELF_CHECK = re.compile(r"\bexercises\.check\(")
 def _chromium_present() -> None:
     why = chromium.missing()
     if why:
-        pytest.skip(why)
+        unavailable("browser", why)
 
 
 def lesson_per_chapter(course: Path) -> list[Path]:

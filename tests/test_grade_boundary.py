@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import resource
-import shutil
 import struct
 import time
 import tracemalloc
@@ -26,9 +25,7 @@ from graders.nbgrader.reports import for_student
 from tests.test_grade_attacks import CHAPTER, FULL, LAB, _attack
 from tests.test_sandbox import PROBE
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
-)
+needs_bwrap = pytest.mark.usefixtures("bwrap")
 MIB = 1 << 20
 WALL = 8.0  # the batch's --timeout: the sleeping job must end here, not at the grader's ceiling 30 s later
 

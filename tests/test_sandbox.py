@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 import pytest
@@ -16,9 +15,7 @@ from tests.test_grade_attacks import ATTACKS
 
 pytestmark = [
     pytest.mark.grading,
-    pytest.mark.skipif(
-        shutil.which("bwrap") is None, reason="bubblewrap not installed (apt-get install bubblewrap)"
-    ),
+    pytest.mark.usefixtures("bwrap"),
 ]
 
 TRUSTED_MODULES = [
