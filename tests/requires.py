@@ -4,6 +4,7 @@ unless the run requires it: then it fails, so that a missing piece never passes 
 
 from __future__ import annotations
 
+import os
 import shutil
 from typing import NoReturn
 
@@ -11,6 +12,8 @@ import pytest
 
 KNOWN = frozenset({"browser", "cuda", "hub", "postgres", "sandbox", "slurm"})
 REQUIRED: set[str] = set()
+# The PostgreSQL server of the shared-gradebook tests: ci/postgres.sh prints its URL.
+POSTGRES_URL = os.environ.get("LABS_TEST_POSTGRES_URL", "postgresql://labs:labs@127.0.0.1:5432/postgres")
 
 
 def require(names: str) -> None:

@@ -7,7 +7,6 @@ what ci/postgres.sh starts). Skips, saying so, when none answers, unless the run
 
 from __future__ import annotations
 
-import os
 import secrets
 from pathlib import Path
 
@@ -15,12 +14,12 @@ import nbformat
 import pytest
 
 from tests.conftest import FIXTURES, labs
-from tests.requires import unavailable
+from tests.requires import POSTGRES_URL, unavailable
 
 pytestmark = pytest.mark.grading
 
 LAB = FIXTURES / "course" / "fx_basic" / "lab_basic.ipynb"
-SERVER = os.environ.get("LABS_TEST_POSTGRES_URL", "postgresql://labs:labs@127.0.0.1:5432/postgres")
+SERVER = POSTGRES_URL
 
 
 @pytest.fixture

@@ -34,10 +34,10 @@ import pytest
 
 from graders.grader.sandbox.cgroups import scheduler_group
 from tests.conftest import BIN, FIXTURES, ROOT, labs, labs_env
-from tests.requires import unavailable
+from tests.requires import POSTGRES_URL, unavailable
 from tests.test_grade_attacks import ATTACKS, LAB, _attack
 
-SERVER = os.environ.get("LABS_TEST_POSTGRES_URL", "postgresql://labs:labs@127.0.0.1:5432/postgres")
+SERVER = POSTGRES_URL
 STUDENTS = 200
 TASKS = 4
 KILLED = 2  # the array index cancelled mid-run and resubmitted alone

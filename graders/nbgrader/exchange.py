@@ -51,7 +51,9 @@ from nbgrader.apps import NbGraderAPI
 from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default import ExchangeCollect
 from nbgrader.utils import parse_utc
+from traitlets.config import Config
 
+from graders.coursedir import labs_in
 from graders.nbgrader import nbgrader_course as course
 from graders.nbgrader.course_root import CourseRoot
 
@@ -402,14 +404,37 @@ def exchange_api(
     named in ``include`` (all when None); collect takes only submissions owned by the student they name unless
     ``check_owner`` is False."""
     exchange.mkdir(parents=True, exist_ok=True)
-    course.ensure_tools_on_path()
-    root.mkdir(parents=True, exist_ok=True)
-    config = course.nbgrader_config(root, exchange=exchange)
-    config.ExchangeReleaseAssignment.force = True  # releasing again replaces the chapter in the exchange
-    config.ExchangeCollect.check_owner = check_owner
+    settings = Config()
+    settings.ExchangeReleaseAssignment.force = True  # releasing again replaces the chapter in the exchange
+    settings.ExchangeCollect.check_owner = check_owner
     if include is not None:
-        config.CourseDirectory.include = include
-    return NbGraderAPI(config=config)
+        settings.CourseDirectory.include = include
+    return course.api(root, exchange=exchange, settings=settings)
+
+
+def release_chapters(
+    root: Path, chapters: list[Path], exchange: Path
+) -> Iterator[tuple[str, list[str], Path]]:
+    """Each chapter released to the exchange (:func:`release_assignment`), as it is done: the chapter, its labs and
+    its outbound folder."""
+    for chapter in chapters:
+        labs = [p.name for p in labs_in(chapter)]
+        yield chapter.name, labs, release_assignment(root, chapter.name, exchange, labs)
+
+
+def collect_chapters(
+    root: Path, chapters: list[Path], exchange: Path, check_owner: bool = True
+) -> Iterator[tuple[str, Collected]]:
+    """Each chapter's submissions collected (:func:`collect`), as it is done."""
+    for chapter in chapters:
+        labs = [p.name for p in labs_in(chapter)]
+        yield chapter.name, collect(root, chapter.name, exchange, labs, check_owner)
+
+
+def release_feedback_of(root: Path, chapters: list[str], exchange: Path) -> Iterator[tuple[str, list[str]]]:
+    """Each chapter's feedback released (:func:`release_feedback`), as it is done: the students it reached."""
+    for chapter in chapters:
+        yield chapter, release_feedback(root, chapter, exchange)
 
 
 def release_assignment(root: Path, chapter: str, exchange: Path, labs: list[str]) -> Path:

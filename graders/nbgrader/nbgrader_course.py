@@ -142,11 +142,20 @@ def sanitizer() -> SanitizeHTML:
     return SanitizeHTML(**sanitizer_settings())
 
 
-def api(root: Path, db_url: str | None = None, record: bool = True) -> NbGraderAPI:
-    """The nbgrader API over ``root``, with the environment nbgrader needs (``record``: :func:`nbgrader_config`)."""
+def api(
+    root: Path,
+    db_url: str | None = None,
+    record: bool = True,
+    exchange: Path | None = None,
+    settings: Config | None = None,
+) -> NbGraderAPI:
+    """The nbgrader API over ``root``, with the environment nbgrader needs (``record``, ``exchange``:
+    :func:`nbgrader_config`; ``settings``: this run's own, over it)."""
     ensure_tools_on_path()
     root.mkdir(parents=True, exist_ok=True)
-    return NbGraderAPI(config=nbgrader_config(root, db_url, record=record))
+    config = nbgrader_config(root, db_url, record=record, exchange=exchange)
+    config.merge(settings or Config())
+    return NbGraderAPI(config=config)
 
 
 def stage_source(root: Path, chapter: str, notebooks: list[Path], replacing: str = "*") -> Path:

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from graders import paths as defaults
 from labs.console import console, err_console, fail, printable
 from labs.options import resolve_device
-
-if TYPE_CHECKING:
-    pass
 
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="notebooks or folders (default: course/)")]
 ChaptersArg = Annotated[

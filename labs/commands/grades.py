@@ -125,8 +125,8 @@ def feedback(
     exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
 ) -> None:
     """Render nbgrader feedback (HTML) for graded submissions, shards' roots under ROOT included: scores and why."""
-    from graders.nbgrader import exchange as nbgrader_exchange
     from graders.nbgrader.course_root import CourseRoot
+    from graders.nbgrader.exchange import release_feedback_of
     from graders.nbgrader.feedback import FeedbackError, feedback_for_class
 
     folders = chapter_folders(chapter, course_dir)
@@ -136,15 +136,15 @@ def feedback(
         )
     except FeedbackError as err:
         fail(str(err))
-    for folder in folders if release_to else []:  # some student's feedback may have failed: the others go
-        try:
-            students = nbgrader_exchange.release_feedback(
-                root.resolve(), folder.name, exchange_root.resolve()
-            )
-        except RuntimeError as err:
-            fail(str(err))
-        if students:
-            console.print(f"released feedback on {folder.name} to {', '.join(students)}")
+    handed_back = (
+        [f.name for f in folders] if release_to else []
+    )  # a student's failure keeps no one else's back
+    try:
+        for name, students in release_feedback_of(root.resolve(), handed_back, exchange_root.resolve()):
+            if students:
+                console.print(f"released feedback on {name} to {', '.join(students)}")
+    except RuntimeError as err:
+        fail(str(err))
     written(f"{len(files)} feedback files under {CourseRoot(root).feedback}", errors)
 
 

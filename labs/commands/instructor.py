@@ -39,20 +39,17 @@ def release(
     exchange_root: ExchangeRootOpt = DEFAULT_EXCHANGE,
 ) -> None:
     """Build student (solution-free) notebooks with nbgrader and add new ones to the workspace."""
-    from graders import coursedir
-    from graders.nbgrader import exchange as nbgrader_exchange
+    from graders.nbgrader.exchange import release_chapters
 
     folders = chapter_folders(chapters, course_dir)
     release_to_workspace(folders, root, workspace, db)
-    for folder in folders if exchange else []:
-        labs = [p.name for p in coursedir.labs_in(folder)]
-        try:
-            outbound = nbgrader_exchange.release_assignment(
-                root.resolve(), folder.name, exchange_root.resolve(), labs
-            )
-        except RuntimeError as err:
-            fail(str(err))
-        console.print(f"released {folder.name} ({', '.join(labs) or 'no lab'}) to the exchange: {outbound}")
+    try:
+        for chapter, labs, outbound in release_chapters(
+            root.resolve(), folders if exchange else [], exchange_root.resolve()
+        ):
+            console.print(f"released {chapter} ({', '.join(labs) or 'no lab'}) to the exchange: {outbound}")
+    except RuntimeError as err:
+        fail(str(err))
 
 
 def collect(
@@ -70,30 +67,23 @@ def collect(
     ] = True,
 ) -> None:
     """Collect each student's latest submission from the exchange into ROOT/submitted (for labs grade)."""
-    from graders import coursedir
-    from graders.nbgrader import exchange as nbgrader_exchange
     from graders.nbgrader.course_root import CourseRoot
+    from graders.nbgrader.exchange import collect_chapters
 
-    for folder in chapter_folders(chapters, course_dir, with_labs=True):
-        try:
-            found = nbgrader_exchange.collect(
-                root.resolve(),
-                folder.name,
-                exchange_root.resolve(),
-                [p.name for p in coursedir.labs_in(folder)],
-                check_owner=owner_check,
+    folders = chapter_folders(chapters, course_dir, with_labs=True)
+    submitted = CourseRoot(root).submitted
+    try:
+        for chapter, found in collect_chapters(root.resolve(), folders, exchange_root.resolve(), owner_check):
+            for name, why in sorted(found.refused.items()):
+                console.print(f"refused {name}: {why}", style="red", markup=False)
+            for student, path in found.folders.items():
+                console.print(f"collected {student}/{chapter}: {path}")
+            console.print(
+                f"{len(found.folders)} submissions of {chapter} in {submitted} "
+                f"(next: labs grade {submitted} --chapter {chapter})"
             )
-        except RuntimeError as err:
-            fail(str(err))
-        for name, why in sorted(found.refused.items()):
-            console.print(f"refused {name}: {why}", style="red", markup=False)
-        for student, path in found.folders.items():
-            console.print(f"collected {student}/{folder.name}: {path}")
-        submitted = CourseRoot(root).submitted
-        console.print(
-            f"{len(found.folders)} submissions of {folder.name} in {submitted} "
-            f"(next: labs grade {submitted} --chapter {folder.name})"
-        )
+    except RuntimeError as err:
+        fail(str(err))
 
 
 def salt(
