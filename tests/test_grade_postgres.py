@@ -96,9 +96,12 @@ def test_two_shards_into_one_postgres_gradebook(database: str, tmp_path: Path) -
 
 
 def test_unreachable_gradebook_is_one_line_exit_2(tmp_path: Path) -> None:
+    submitted = tmp_path / "submitted" / "ada" / "fx_basic"
+    submitted.mkdir(parents=True)
+    (submitted / LAB.name).write_bytes(LAB.read_bytes())
     proc = labs(
         "grade",
-        str(tmp_path),
+        str(tmp_path / "submitted"),
         "--course",
         str(FIXTURES / "course"),
         "--chapter",
