@@ -260,7 +260,7 @@ def grade_submissions(
                 jobs,
                 request.limits,
                 True,
-                root / "logs",
+                CourseRoot(root).sandbox_logs,
             )
             try:
                 labs = {key: replace(lab, vetted=request.vetted) for key, lab in load_labs(lab_paths).items()}
@@ -272,7 +272,7 @@ def grade_submissions(
                     jobs,
                     request.limits,
                     True,
-                    root / "logs",
+                    CourseRoot(root).sandbox_logs,
                     on_graded,
                     lambda: _gradebook_ready(root, url, labs, lab_paths),
                     started=sandboxes,

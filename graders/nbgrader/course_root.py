@@ -19,6 +19,7 @@ Layout::
     ROOT/reports/                                   results.json, CSV, Gradescope export, summary
     ROOT/runs/<time>-<pid>.json                     each `labs grade` run's log
     ROOT/salts/                                     the class's salts (graders.grader.salts)
+    ROOT/logs/                                      each grading sandbox's log
     ROOT/student-jupyter-config/                    `labs lab`'s Jupyter config (the student's page config)
 """
 
@@ -83,6 +84,11 @@ class CourseRoot:
     def salts(self) -> Path:
         """The class's salts (``labs grade --salts`` names another folder)."""
         return self.path / "salts"
+
+    @property
+    def sandbox_logs(self) -> Path:
+        """Each grading sandbox's log (why one did not start)."""
+        return self.path / "logs"
 
     @property
     def runs(self) -> Path:
