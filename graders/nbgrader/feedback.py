@@ -304,7 +304,9 @@ def feedback_for_class(
         errors += failed
         files += done if shard == root else [_gathered(shard, root, page) for page in done]
     if not graded_somewhere:
-        raise FeedbackError(f"{CourseRoot(root).autograded}: nothing graded yet (run labs grade first)")
+        raise FeedbackError(
+            f"{CourseRoot(root).autograded}: nothing of {', '.join(chapters)} graded yet (run labs grade first)"
+        )
     return files, errors
 
 
