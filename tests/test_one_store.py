@@ -64,16 +64,16 @@ def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _gradescope(root: Path, out: Path) -> dict[tuple[str, str], dict]:
-    proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(out))
+def _gradescope(root: Path, out: Path, *options: str) -> dict[tuple[str, str], dict]:
+    proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(out), *options)
     assert proc.returncode == 0, proc.stderr
     return {
         (p.parent.parent.name, p.parent.name): json.loads(p.read_text()) for p in out.glob("*/*/results.json")
     }
 
 
-def _csv(root: Path, out: Path) -> dict[tuple[str, str], dict]:
-    proc = labs("export", "--format", "csv", "--root", str(root), "--out", str(out))
+def _csv(root: Path, out: Path, *options: str) -> dict[tuple[str, str], dict]:
+    proc = labs("export", "--format", "csv", "--root", str(root), "--out", str(out), *options)
     assert proc.returncode == 0, proc.stderr
     return {(r["student"], r["chapter"]): r for r in csv.DictReader(out.read_text().splitlines())}
 
@@ -86,6 +86,15 @@ def test_two_runs_of_two_chapters_both_reach_gradescope(graded: Path, tmp_path: 
     assert why["test_scale"] == "hidden check 'scale' failed"
     assert len(list((graded / "runs").glob("*.json"))) == 2  # each run's log kept
     assert set(_csv(graded, tmp_path / "grades.csv")) == set(shown)
+
+
+def test_an_export_of_one_chapter_holds_that_chapter_alone(graded: Path, tmp_path: Path) -> None:
+    """`labs export --chapter`: one assignment's sheet for a learning-management system, one at a time."""
+    assert set(_csv(graded, tmp_path / "second.csv", "--chapter", SECOND)) == {("ada", SECOND)}
+    assert set(_gradescope(graded, tmp_path / "gs", "--chapter", FIRST)) == {("ada", FIRST), ("ben", FIRST)}
+    nothing = labs("export", "--root", str(graded), "--out", str(tmp_path / "x.csv"), "--chapter", "99_none")
+    assert nothing.returncode == 2 and "nothing of 99_none graded yet" in nothing.stderr, nothing.stderr
+    assert not (tmp_path / "x.csv").exists()
 
 
 def test_a_manual_score_reaches_csv_gradescope_and_feedback(

@@ -20,6 +20,7 @@ Layout::
     ROOT/runs/<time>-<pid>.json                     each `labs grade` run's log
     ROOT/salts/                                     the class's salts (graders.grader.salts)
     ROOT/logs/                                      each grading sandbox's log
+    ROOT/grades.csv, ROOT/gradescope/               `labs export`'s (unless --out names another place)
     ROOT/student-jupyter-config/                    `labs lab`'s Jupyter config (the student's page config)
 """
 
@@ -84,6 +85,16 @@ class CourseRoot:
     def salts(self) -> Path:
         """The class's salts (``labs grade --salts`` names another folder)."""
         return self.path / "salts"
+
+    @property
+    def csv_export(self) -> Path:
+        """`labs export --format csv`'s file, unless --out names another."""
+        return self.path / "grades.csv"
+
+    @property
+    def gradescope_export(self) -> Path:
+        """`labs export --format gradescope`'s folder, unless --out names another."""
+        return self.path / "gradescope"
 
     @property
     def sandbox_logs(self) -> Path:

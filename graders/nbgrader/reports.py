@@ -94,12 +94,16 @@ def _grade_from(raw: dict) -> NotebookGrade:
     return grade
 
 
-def gradebook_cells(db_url: str) -> dict[tuple[str, str, str], dict[str, tuple[float, float, bool]]]:
-    """Each (student, chapter, notebook)'s graded cells: grade_id -> (score, max score, set by hand), the
-    score as nbgrader counts it (a manual score wins over the automatic one)."""
+def gradebook_cells(
+    db_url: str, chapters: list[str] | None = None
+) -> dict[tuple[str, str, str], dict[str, tuple[float, float, bool]]]:
+    """Each (student, chapter, notebook)'s graded cells (of ``chapters``; None: all): grade_id -> (score, max score,
+    set by hand), the score as nbgrader counts it (a manual score wins over the automatic one)."""
     found = {}
     with open_gradebook(db_url) as gradebook:
         for assignment in gradebook.assignments:
+            if chapters is not None and assignment.name not in chapters:
+                continue
             for submission in assignment.submissions:
                 for notebook in submission.notebooks:
                     found[(submission.student.id, assignment.name, notebook.name)] = {
@@ -110,11 +114,14 @@ def gradebook_cells(db_url: str) -> dict[tuple[str, str, str], dict[str, tuple[f
     return found
 
 
-def gradebook_rows(db_url: str) -> list[dict]:
-    """One row per student and notebook: per-cell scores (manual score wins over auto), total."""
+def gradebook_rows(db_url: str, chapters: list[str] | None = None) -> list[dict]:
+    """One row per student and notebook (of ``chapters``; None: all): per-cell scores (manual score wins over
+    auto), total."""
     rows = []
     with open_gradebook(db_url) as gradebook:
         for assignment in gradebook.assignments:
+            if chapters is not None and assignment.name not in chapters:
+                continue
             for submission in assignment.submissions:
                 for notebook in submission.notebooks:
                     row = {
@@ -128,11 +135,12 @@ def gradebook_rows(db_url: str) -> list[dict]:
     return rows
 
 
-def export_csv(db_url: str, out: Path) -> int:
-    """Write the gradebook as CSV; returns the number of rows (none: nothing is written)."""
+def export_csv(db_url: str, out: Path, chapters: list[str] | None = None) -> int:
+    """Write the gradebook (``chapters`` of it; None: all) as CSV; returns the number of rows (none: nothing is
+    written)."""
     rows = [
         {k: for_student(v) if isinstance(v, str) else v for k, v in row.items()}
-        for row in gradebook_rows(db_url)
+        for row in gradebook_rows(db_url, chapters)
     ]
     if not rows:
         return 0
@@ -189,13 +197,15 @@ def from_gradebook(
     return grade
 
 
-def export_gradescope(db_url: str, root: Path, out: Path) -> tuple[int, list[str]]:
-    """One ``<student>/<chapter>/results.json`` per notebook in the gradebook (its scores, manual ones included;
-    the reasons from the run logs under ``root``); returns how many were written and a ``grader error: ...``
-    line per notebook that could not be (the others are still written)."""
+def export_gradescope(
+    db_url: str, root: Path, out: Path, chapters: list[str] | None = None
+) -> tuple[int, list[str]]:
+    """One ``<student>/<chapter>/results.json`` per notebook in the gradebook (of ``chapters``; None: all) with its
+    scores, manual ones included, and the reasons from the run logs under ``root``; returns how many were written
+    and a ``grader error: ...`` line per notebook that could not be (the others are still written)."""
     logged = logged_grades(root)
     count, errors = 0, []
-    for key, cells in sorted(gradebook_cells(db_url).items()):
+    for key, cells in sorted(gradebook_cells(db_url, chapters).items()):
         try:
             write_gradescope(from_gradebook(key, cells, logged.get(key)), out)
             count += 1

@@ -35,7 +35,9 @@ def grade(
     course_dir: CourseOpt = defaults.COURSE,
     root: RootOpt = defaults.GRADING_ROOT,
     db: DbOpt = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)")] = 0,
+    jobs: Annotated[
+        int, typer.Option("--jobs", "-j", help="sandboxes in parallel (default: cores)", show_default=False)
+    ] = 0,
     timeout: Annotated[float, typer.Option(help="wall-clock seconds per submission")] = LIMITS.wall_seconds,
     memory: Annotated[
         str, typer.Option(help="memory per submission: 4G, 512M, 1.5GiB (a bare number is MiB)")
@@ -153,6 +155,7 @@ def export(
     out: Annotated[Path | None, typer.Option("--out", help="file (csv) or folder (gradescope)")] = None,
     root: RootOpt = defaults.GRADING_ROOT,
     db: DbOpt = None,
+    chapter: ChapterOpt = None,
 ) -> None:
     """Export grades from the gradebook: CSV, or Gradescope results.json per submission (manual scores included)."""
     from graders.nbgrader.course_root import CourseRoot
@@ -167,7 +170,7 @@ def export(
             f"{root}: nothing graded yet (no {grading.gradebook_file.name} there; run labs grade first, "
             "or name the gradebook with --db)"
         )
-    target = out or root / ("grades.csv" if format == "csv" else "gradescope")
+    target = out or (grading.csv_export if format == "csv" else grading.gradescope_export)
     if format == "csv" and target.is_dir():
         fail(f"--out {target}: a folder; the CSV export is a file")
     if format == "gradescope" and target.exists() and not target.is_dir():
@@ -176,13 +179,14 @@ def export(
     try:
         if format == "csv":
             target.parent.mkdir(parents=True, exist_ok=True)
-            count = export_csv(url, target)
+            count = export_csv(url, target, chapter)
         else:
-            count, errors = export_gradescope(url, root, target)
+            count, errors = export_gradescope(url, root, target, chapter)
     except Exception as err:  # noqa: BLE001 - a gradebook that cannot be read: one line
         fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     if not count and not errors:
-        fail(f"{url}: nothing graded yet (no graded notebook in the gradebook; run labs grade first)")
+        what = f"nothing of {', '.join(chapter)}" if chapter else "nothing"
+        fail(f"{url}: {what} graded yet (no graded notebook in the gradebook; run labs grade first)")
     written(
         f"{count} rows written to {target}"
         if format == "csv"
