@@ -18,6 +18,9 @@ export MPLCONFIGDIR := $(CURDIR)/build/cache/matplotlib
 export IPYTHONDIR := $(CURDIR)/build/cache/ipython
 export JUPYTER_RUNTIME_DIR := $(CURDIR)/build/cache/jupyter-runtime
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Bytecode is written once (make bytecode) and read by every process; pytest keeps its rewritten test modules.
+# An environment that forbids writing it (PYTHONDONTWRITEBYTECODE) made every stage rewrite them again.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: bytecode lab lab-venv hub test venv system-deps proxy unit unit-quick unit-slow grading notebooks browser site selfcheck mutants lint style typecheck constraints clean
 
