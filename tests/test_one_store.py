@@ -314,3 +314,40 @@ def test_exporting_a_released_but_ungraded_root_creates_nothing(tmp_path: Path) 
         gradescope_to_file.stderr.strip() == f"error: --out {file}: a file; the Gradescope export is a folder"
     )
     assert csv_to_folder.returncode == gradescope_to_file.returncode == 2
+
+
+def test_a_lab_whose_points_moved_after_grading_is_refused(tmp_path: Path) -> None:
+    """Scores out of two totals in one class are refused: a lab edited after its chapter was graded stops
+    `labs grade` (one line, nothing recorded); before any grading the gradebook takes the new points."""
+    import nbformat
+
+    from graders.grader.grading import load_lab
+    from graders.nbgrader.nbgrader_course import open_gradebook
+    from graders.pipeline import _gradebook_ready
+
+    course = tmp_path / "course"
+    shutil.copytree(COURSE / FIRST, course / FIRST)
+    lab_path = course / FIRST / "lab_basic.ipynb"
+    graded_root, fresh_root = tmp_path / "graded", tmp_path / "fresh"
+    _run(graded_root, course, FIRST, [_grade("ada", FIRST, 2.0)])
+    _gradebook_ready(
+        fresh_root,
+        f"sqlite:///{fresh_root / 'gradebook.db'}",
+        {(FIRST, "lab_basic"): load_lab(lab_path)},
+        {FIRST: [lab_path]},
+    )
+    nb = nbformat.read(lab_path, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_scale")
+    cell.metadata["nbgrader"]["points"] = 7
+    nbformat.write(nb, lab_path)
+    edited = {(FIRST, "lab_basic"): load_lab(lab_path)}
+    with pytest.raises(
+        RuntimeError, match="lab_basic's test_scale is worth 7 in the lab and 2 in the gradebook"
+    ):
+        _gradebook_ready(
+            graded_root, f"sqlite:///{graded_root / 'gradebook.db'}", edited, {FIRST: [lab_path]}
+        )
+    fresh = f"sqlite:///{fresh_root / 'gradebook.db'}"
+    _gradebook_ready(fresh_root, fresh, edited, {FIRST: [lab_path]})
+    with open_gradebook(fresh) as gradebook:
+        assert gradebook.find_grade_cell("test_scale", "lab_basic", FIRST).max_score == 7

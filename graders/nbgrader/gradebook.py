@@ -24,15 +24,44 @@ if TYPE_CHECKING:
 def ensure_assignments(
     root: Path, db_url: str, labs: dict[tuple[str, str], Lab], lab_paths: dict[str, list[Path]]
 ) -> None:
-    """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there."""
+    """Put each chapter's labs into the gradebook (nbgrader generate_assignment) unless already there with the
+    points they have now; ValueError when a lab's points moved after submissions of its chapter were graded (the
+    class would be scored out of two different totals)."""
     grading = CourseRoot(root, db_url)
     grading.write_config()
     with course.open_gradebook(db_url) as gradebook:
         known = {a.name: {n.name for n in a.notebooks} for a in gradebook.assignments}
+        points = {
+            (a.name, n.name, c.name): float(c.max_score)
+            for a in gradebook.assignments
+            for n in a.notebooks
+            for c in n.grade_cells
+        }
+        graded = {a.name for a in gradebook.assignments if a.num_submissions}
     for chapter, paths in lab_paths.items():
-        if {p.stem for p in paths} <= known.get(chapter, set()):
+        moved = points_moved(labs, points, chapter)
+        if moved and chapter in graded:
+            raise ValueError(
+                f"{chapter}: {moved[0]}, but submissions were graded with the gradebook's points: restore the "
+                "lab's points, or grade the class afresh in a new --root"
+            )
+        if {p.stem for p in paths} <= known.get(chapter, set()) and not moved:
             continue
         record_labs(grading, chapter, paths)
+
+
+def points_moved(
+    labs: dict[tuple[str, str], Lab], points: dict[tuple[str, str, str], float], chapter: str
+) -> list[str]:
+    """Each test cell of ``chapter``'s labs whose points differ from the gradebook's (cells it does not know yet
+    are new, not moved)."""
+    return [
+        f"{notebook}'s {test.grade_id} is worth {test.points:g} in the lab and {points[key]:g} in the gradebook"
+        for (lab_chapter, notebook), lab in sorted(labs.items())
+        if lab_chapter == chapter
+        for test in lab.tests
+        if (key := (chapter, notebook, test.grade_id)) in points and points[key] != float(test.points)
+    ]
 
 
 def record(db_url: str, grades: list[NotebookGrade]) -> list[tuple[NotebookGrade, str]]:

@@ -103,7 +103,7 @@ def release_to_workspace(folders: list[Path], root: Path, workspace: Path, db: s
     for chapter in kept:
         console.print(
             f"{chapter}: submissions of it are graded, so the gradebook keeps its labs' points as graded "
-            "(an edited lab reaches students, not the gradebook)"
+            "(an edited lab reaches students; labs grade refuses a lab whose points moved)"
         )
     console.print(
         f"workspace {workspace}: {len(sync.added)} new files, {len(sync.kept)} kept as the student left them"
