@@ -131,24 +131,38 @@ def lab_code(paths: LabPaths) -> list[str]:
 
 
 def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collected:
-    """Submissions from a folder or a zip of one."""
+    """Submissions from a folder or a zip of one (``zip -r submitted.zip submitted``: the class under one top folder
+    is taken from that folder)."""
     if not source.exists():
         raise BadRequest(f"{source}: no such folder or zip")
+    rejected: list[str] = []
     if source.is_file():
         try:
             rejected = unpack(source, scratch)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError):
             raise BadRequest(f"{source}: not a zip file") from None
-        found = _collect(scratch, chapters)
-        found.rejected = rejected + found.rejected
-    else:
-        found = _collect(source, chapters)
+    folder = scratch if source.is_file() else source
+    found = _collect(folder, chapters)
+    inner = _only_folder(folder)
+    if not found.submissions and not found.rejected and inner is not None:
+        found = _collect(inner, chapters)
+    found.rejected = rejected + found.rejected
     if not found.submissions and not found.rejected:
         raise BadRequest(
             f"{source}: no submission of {', '.join(sorted(chapters))} in it "
             "(a submission is STUDENT/CHAPTER/LAB.ipynb at its top level)"
         )
     return found
+
+
+def _only_folder(folder: Path) -> Path | None:
+    """The one folder ``folder`` holds, when it holds nothing else (a real folder, not a link)."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return None
+    only = entries[0] if len(entries) == 1 else None
+    return only if only is not None and only.is_dir() and not only.is_symlink() else None
 
 
 def _collect(root: Path, chapters: dict[str, set[str]]) -> Collected:

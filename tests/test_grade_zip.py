@@ -57,14 +57,27 @@ def test_not_a_zip_is_one_line_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.strip() == f"error: {bogus}: not a zip file"
 
 
+def test_a_zip_of_the_class_folder_itself_is_read_from_that_folder(tmp_path: Path) -> None:
+    """`zip -r submitted.zip submitted`: every entry under one top folder, which is the class."""
+    from graders.pipeline import gather
+
+    source = tmp_path / "submitted.zip"
+    with zipfile.ZipFile(source, "w") as zipped:
+        zipped.write(LAB, "submitted/ada/fx_basic/lab_basic.ipynb")
+        zipped.write(LAB, "submitted/ben/fx_basic/lab_basic.ipynb")
+    (tmp_path / "scratch").mkdir()
+    found = gather(source, {"fx_basic": {"lab_basic.ipynb"}}, tmp_path / "scratch")
+    assert sorted(s.student for s in found.submissions) == ["ada", "ben"] and not found.rejected
+
+
 @pytest.mark.parametrize("wrapped", ["zip", "folder"])
 def test_submissions_one_level_off_are_one_line_exit_2(tmp_path: Path, wrapped: str) -> None:
-    """A zip whose submissions sit under a top folder, or one student's folder given for the class: nothing is
+    """A zip whose submissions sit two folders down, or one student's folder given for the class: nothing is
     graded, and that is an error naming the layout, not an empty success (no report is written over the last)."""
     if wrapped == "zip":
         source = tmp_path / "download.zip"
         with zipfile.ZipFile(source, "w") as zipped:
-            zipped.write(LAB, "class/ada/fx_basic/lab_basic.ipynb")
+            zipped.write(LAB, "course/class/ada/fx_basic/lab_basic.ipynb")
     else:
         source = tmp_path / "submitted" / "ada"
         (source / "fx_basic").mkdir(parents=True)
