@@ -61,18 +61,22 @@ def closure(files: Iterable[Path] = (), sources: Iterable[tuple[str, str]] = ())
     """The project files that ``files`` and ``sources`` (``(module name, text)`` pairs not on disk) run,
     themselves included, as sorted paths relative to the project's root."""
     files = [f.resolve() for f in files]
+    seen: set[Path] = set(files)
     todo = [(module_name(f), f.read_text(encoding="utf-8"), f.name == "__init__.py") for f in files]
     todo += [(name, text, False) for name, text in sources]
-    todo += [
-        (name, f"import {name}", False) for name, _, _ in todo
-    ]  # the packages a seed is imported through
-    seen: set[Path] = set(files)
+
+    def reach(module: str) -> None:
+        path = module_file(module)
+        if path is not None and path not in seen:
+            seen.add(path)
+            todo.append((module, path.read_text(encoding="utf-8"), path.name == "__init__.py"))
+
+    for name, _, _ in list(todo):  # the packages a seed is imported through
+        for package in with_packages(name)[:-1]:
+            reach(package)
     while todo:
         name, text, is_package = todo.pop()
         for target in imported(text, name, is_package):
             for module in with_packages(target):
-                path = module_file(module)
-                if path is not None and path not in seen:
-                    seen.add(path)
-                    todo.append((module, path.read_text(encoding="utf-8"), path.name == "__init__.py"))
+                reach(module)
     return tuple(sorted(p.relative_to(PROJECT).as_posix() for p in seen))
