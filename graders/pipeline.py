@@ -135,16 +135,14 @@ def gather(source: Path, chapters: dict[str, set[str]], scratch: Path) -> Collec
     is taken from that folder)."""
     if not source.exists():
         raise BadRequest(f"{source}: no such folder or zip")
-    rejected: list[str] = []
+    folder, rejected = source, []
     if source.is_file():
         try:
-            rejected = unpack(source, scratch)
+            folder, rejected = scratch, unpack(source, scratch)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError):
             raise BadRequest(f"{source}: not a zip file") from None
-    folder = scratch if source.is_file() else source
     found = _collect(folder, chapters)
-    inner = _only_folder(folder)
-    if not found.submissions and not found.rejected and inner is not None:
+    if not found.submissions and not found.rejected and (inner := _only_folder(folder)) is not None:
         found = _collect(inner, chapters)
     found.rejected = rejected + found.rejected
     if not found.submissions and not found.rejected:
