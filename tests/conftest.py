@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +33,41 @@ def labs(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Compl
     """Run ``labs ARGS`` and capture its output (text)."""
     return subprocess.run(
         [str(BIN / "labs"), *args], cwd=cwd, env=labs_env(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def labs_here(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``labs ARGS`` run inside this test process (typer's CliRunner), its output captured as `labs` does.
+
+    The same parsing, call and printing as a user's run, without a fresh interpreter importing torch, nbgrader
+    and matplotlib again (several CPU-seconds a command). What the command starts (sandboxes, kernels) are
+    processes as ever. An exception the command does not turn into its exit status is raised here: where a
+    user would see a traceback, the test fails. Tests of the process itself (start-up, signals) use ``labs``.
+    """
+    from typer.testing import CliRunner
+
+    from labs.cli import app
+
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(app, list(args), env=labs_env() | (env or {}))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return subprocess.CompletedProcess(["labs", *args], result.exit_code, result.stdout, result.stderr)
+
+
+SHELL_SYNTAX = re.compile(
+    r"[|&;<>()$`*?\[\]{}~\\'\"#=]"
+)  # a line with any of these means more than its words
+
+
+def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A documented command line, as a reader runs it: bash runs it, unless it is a `labs` command of plain
+    words (nothing bash would expand, quote or redirect), which :func:`labs_here` runs with the same words."""
+    words = line.split()
+    if words[:1] == ["labs"] and not SHELL_SYNTAX.search(line):
+        return labs_here(*words[1:], cwd=cwd)
+    return subprocess.run(
+        ["bash", "-c", line], cwd=cwd, env=labs_env(), capture_output=True, text=True, timeout=900
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
 # The fixture lab is two exercises, 5 points and one wrong solution each: its own standard.
@@ -14,7 +14,7 @@ FIXTURE_STANDARD = ["--min-exercises", "2", "--min-points", "5", "--min-wrong", 
 
 
 def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
-    result = labs(
+    result = labs_here(
         "check",
         "fx_basic",
         "--course",
@@ -35,7 +35,7 @@ def test_sound_lab_full_zero_and_wrong_solutions_lose(tmp_path: Path):
 
 
 def test_every_verdict_holds_under_several_salts(tmp_path: Path):
-    result = labs(
+    result = labs_here(
         "check",
         "fx_basic",
         "--course",
@@ -50,12 +50,12 @@ def test_every_verdict_holds_under_several_salts(tmp_path: Path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1/1 chapters pass the self-check" in result.stdout and "under salt" not in result.stdout
-    refused = labs("check", "fx_basic", "--course", str(FIXTURES / "course"), "--salts", "0")
+    refused = labs_here("check", "fx_basic", "--course", str(FIXTURES / "course"), "--salts", "0")
     assert refused.returncode == 2 and "--salts must be at least 1" in refused.stderr
 
 
 def test_unknown_chapter_is_one_line_exit_2():
-    result = labs("check", "99_nope", "--course", str(FIXTURES / "course"))
+    result = labs_here("check", "99_nope", "--course", str(FIXTURES / "course"))
     assert result.returncode == 2
     assert result.stderr.strip().startswith("error: 99_nope: no such chapter")
 
@@ -76,7 +76,7 @@ def test_no_sandbox_check_grades_the_fixture_lab_without_bubblewrap_and_holds_it
 ):
     """`labs check --no-sandbox` (what `python -m graders.trial` was): same verdicts, no bwrap; and under the
     course's standard (no --min-* options) the small fixture lab fails the check, saying why."""
-    result = labs(
+    result = labs_here(
         "check",
         "fx_basic",
         "--no-sandbox",
@@ -227,7 +227,9 @@ def test_labs_grade_names_a_probe_file_with_a_syntax_error(tmp_path: Path):
     shutil.copytree(FIXTURES / "course", course)
     probes = course / "fx_basic" / "probes" / "lab_basic.py"
     probes.write_text(probes.read_text().replace("def scale(", "def scale(("))
-    result = labs("grade", str(tmp_path / "nothing"), "--course", str(course), "--root", str(tmp_path / "g"))
+    result = labs_here(
+        "grade", str(tmp_path / "nothing"), "--course", str(course), "--root", str(tmp_path / "g")
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     line = next(n for n, text in enumerate(probes.read_text().splitlines(), 1) if "def scale((" in text)
     assert f"{probes}:{line}: the probe file does not import: SyntaxError" in " ".join(result.stderr.split())

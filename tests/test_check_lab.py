@@ -13,7 +13,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from graders.coursedir import HIDDEN_BLOCK, nbgrader_meta, without_solutions
-from tests.conftest import BIN, FIXTURES, ROOT, labs, labs_env
+from tests.conftest import BIN, FIXTURES, ROOT, labs_env, labs_here
 
 try:
     import tomllib
@@ -42,6 +42,7 @@ def _student_copy(folder: Path, solved: bool) -> Path:
 
 
 def _check_lab(tmp_path: Path, notebook: Path, **env: str) -> subprocess.CompletedProcess:
+    """`labs check-lab` in a process of its own: ``env`` reaches its interpreter's start (sitecustomize)."""
     return subprocess.run(
         [str(BIN / "labs"), "check-lab", str(notebook), "--course", str(COURSE)],
         cwd=tmp_path,
@@ -53,7 +54,8 @@ def _check_lab(tmp_path: Path, notebook: Path, **env: str) -> subprocess.Complet
 
 
 def test_a_blank_lab_shows_the_feedback_text_and_no_hidden_code(tmp_path: Path):
-    result = _check_lab(tmp_path, _student_copy(tmp_path, solved=False))
+    notebook = _student_copy(tmp_path, solved=False)
+    result = labs_here("check-lab", str(notebook), "--course", str(COURSE), cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     out = " ".join(result.stdout.split())  # the table wraps long lines
     assert "0/5 points (graded)" in out
@@ -78,14 +80,14 @@ def test_a_notebook_that_is_no_lab_is_one_line(tmp_path: Path):
     other = tmp_path / "notes" / "lab_basic.ipynb"
     other.parent.mkdir()
     other.write_text(SOURCE.read_text())
-    result = _check_lab(tmp_path, other)
+    result = labs_here("check-lab", str(other), "--course", str(COURSE), cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {other}: not a lab of {COURSE} (a lab is "
         "<chapter>/lab_*.ipynb, in a folder named after its chapter, "
         "such as student/03_modules/lab_modules.ipynb)"
     ]
-    assert labs("check-lab", str(tmp_path / "missing.ipynb")).stderr.strip() == (
+    assert labs_here("check-lab", str(tmp_path / "missing.ipynb")).stderr.strip() == (
         f"error: {tmp_path / 'missing.ipynb'}: no such notebook"
     )
 

@@ -19,7 +19,7 @@ import typer
 from graders.boundary.job_result import first_unplain
 from graders.inside.probing import Draw, load_probes, to_plain
 from labs.cli import app
-from tests.conftest import ROOT, labs
+from tests.conftest import ROOT, labs_here
 
 DOCS = [ROOT / "docs" / "authoring.md", ROOT / "docs" / "grading.md"]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>\w*)[ \t]*$")
@@ -94,7 +94,7 @@ def _run_bash(block: Block, workdir: Path) -> None:
             f"{block.doc.name}:{block.line}: only `labs` commands are checked, got {args}"
         )
         if " ".join(args).startswith(RUN_FOR_REAL):
-            result = labs(*args[1:], cwd=workdir)
+            result = labs_here(*args[1:], cwd=workdir)
             assert result.returncode == 0, (
                 f"{block.doc.name}:{block.line}: {args}\n{result.stdout}{result.stderr}"
             )

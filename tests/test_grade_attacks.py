@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 
 pytestmark = pytest.mark.grading
 
@@ -274,7 +274,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def _grade(subs: Path, root: Path, *options: str) -> dict:
     started = time.perf_counter()
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(subs),
         "--course",
@@ -286,7 +286,6 @@ def _grade(subs: Path, root: Path, *options: str) -> dict:
         "--jobs",
         "2",
         *options,
-        timeout=900,
     )
     results = json.loads((root / "reports" / "results.json").read_text())
     return {
@@ -301,7 +300,7 @@ def _grade(subs: Path, root: Path, *options: str) -> dict:
 @pytest.fixture(scope="module")
 def feedback(graded: dict):
     """`labs feedback` for the whole batch, once: the tests read its pages."""
-    proc = labs(
+    proc = labs_here(
         "feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"])
     )
     assert proc.returncode == 0, proc.stderr
@@ -402,7 +401,7 @@ def test_feedback_hides_hidden_tests(feedback: Path) -> None:
 
 
 def test_exports(graded: dict, tmp_path: Path) -> None:
-    proc = labs(
+    proc = labs_here(
         "export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(graded["root"])
     )
     assert proc.returncode == 0, proc.stderr
@@ -410,7 +409,7 @@ def test_exports(graded: dict, tmp_path: Path) -> None:
     assert lines[0].startswith("student,chapter,notebook") and any(
         line.startswith("honest,") for line in lines
     )
-    proc = labs(
+    proc = labs_here(
         "export", "--format", "gradescope", "--out", str(tmp_path / "gs"), "--root", str(graded["root"])
     )
     assert proc.returncode == 0, proc.stderr
@@ -593,9 +592,9 @@ def vetted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     graded = _grade(subs, tmp / "grading", "--timeout", "60")
     graded["bad"] = bad
     for kind in ("csv", "gradescope"):
-        proc = labs("export", "--format", kind, "--out", str(tmp / kind), "--root", str(graded["root"]))
+        proc = labs_here("export", "--format", kind, "--out", str(tmp / kind), "--root", str(graded["root"]))
         assert proc.returncode == 0, proc.stderr
-    proc = labs(
+    proc = labs_here(
         "feedback", "--course", str(FIXTURES / "course"), "--chapter", CHAPTER, "--root", str(graded["root"])
     )
     assert proc.returncode == 0, proc.stderr

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import FIXTURES, labs, labs_env
+from tests.conftest import FIXTURES, labs_env, labs_here
 
 pytestmark = pytest.mark.grading
 
@@ -541,7 +541,7 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
         if student != "honest":
             _place(subs, student, make())
     _place(subs, "raises-markup", _raises_markup())
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(subs),
         "--course",
@@ -556,7 +556,6 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "30",
         "--memory",
         "1024",
-        timeout=900,
     )
     results = root / "reports" / "results.json"
     assert results.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -598,7 +597,7 @@ def test_gradebook_holds_the_honest_score(batch: dict, tmp_path: Path) -> None:
         assert {g.name: g.auto_score for g in notebook.grades} == FULL
         notebook = gradebook.find_submission_notebook("lab_basic", CHAPTER, "link-file")
         assert {g.name: g.auto_score for g in notebook.grades} == ZERO
-    proc = labs(
+    proc = labs_here(
         "export", "--format", "csv", "--out", str(tmp_path / "grades.csv"), "--root", str(batch["root"])
     )
     assert proc.returncode == 0, proc.stderr
@@ -610,7 +609,7 @@ def test_gradebook_holds_the_honest_score(batch: dict, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def feedback(batch: dict) -> dict:
-    proc = labs("feedback", "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(batch["root"]))
+    proc = labs_here("feedback", "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(batch["root"]))
     return {"proc": proc, "pages": sorted((batch["root"] / "feedback").glob(f"*/{CHAPTER}/*.html"))}
 
 
@@ -674,7 +673,9 @@ def test_feedback_failure_is_one_student_and_exit_1(batch: dict, feedback: dict)
     ghost.mkdir(parents=True)
     shutil.copy(batch["root"] / "autograded" / "honest" / CHAPTER / "lab_basic.ipynb", ghost)
     try:
-        proc = labs("feedback", "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(batch["root"]))
+        proc = labs_here(
+            "feedback", "--course", str(COURSE), "--chapter", CHAPTER, "--root", str(batch["root"])
+        )
     finally:
         shutil.rmtree(ghost.parent)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
@@ -703,7 +704,7 @@ def test_grader_error_after_grading_is_that_notebooks_status(batch: dict, tmp_pa
     subs = tmp_path / "submitted"
     _place(subs, "honest", LAB.read_text())
     _place(subs, "duplicated", _duplicated_tests())
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(subs),
         "--course",
@@ -718,7 +719,6 @@ def test_grader_error_after_grading_is_that_notebooks_status(batch: dict, tmp_pa
         "30",
         "--memory",
         "1024",
-        timeout=900,
     )
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
     grades = {g["student"]: g for g in json.loads((root / "reports" / "results.json").read_text())["grades"]}

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 from tests.requires import POSTGRES_URL, unavailable
 
 pytestmark = pytest.mark.grading
@@ -64,7 +64,7 @@ def test_two_shards_into_one_postgres_gradebook(database: str, tmp_path: Path) -
 
     expected = _submissions(tmp_path / "submitted")
     for shard in ("1/2", "2/2"):
-        proc = labs(
+        proc = labs_here(
             "grade",
             str(tmp_path / "submitted"),
             "--course",
@@ -90,7 +90,7 @@ def test_two_shards_into_one_postgres_gradebook(database: str, tmp_path: Path) -
             for s in gradebook.students
         }
     assert totals == expected
-    proc = labs("export", "--format", "csv", "--db", database, "--out", str(tmp_path / "grades.csv"))
+    proc = labs_here("export", "--format", "csv", "--db", database, "--out", str(tmp_path / "grades.csv"))
     assert proc.returncode == 0, proc.stderr
     assert "4 rows written" in proc.stdout
 
@@ -99,7 +99,7 @@ def test_unreachable_gradebook_is_one_line_exit_2(tmp_path: Path) -> None:
     submitted = tmp_path / "submitted" / "ada" / "fx_basic"
     submitted.mkdir(parents=True)
     (submitted / LAB.name).write_bytes(LAB.read_bytes())
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(tmp_path / "submitted"),
         "--course",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 
 pytestmark = pytest.mark.grading
 
@@ -21,7 +21,7 @@ def test_zip_of_submissions(tmp_path: Path) -> None:
         zipped.write(LAB, "ada/fx_basic/lab_basic.ipynb")
         zipped.write(LAB, "../escape/fx_basic/lab_basic.ipynb")
         zipped.writestr("caf\u00e9/fx_basic/lab_basic.ipynb", LAB.read_bytes())
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(archive),
         "--course",
@@ -44,7 +44,7 @@ def test_zip_of_submissions(tmp_path: Path) -> None:
 def test_not_a_zip_is_one_line_exit_2(tmp_path: Path) -> None:
     bogus = tmp_path / "submissions.zip"
     bogus.write_text("not a zip")
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(bogus),
         "--course",
@@ -83,7 +83,7 @@ def test_submissions_one_level_off_are_one_line_exit_2(tmp_path: Path, wrapped: 
         (source / "fx_basic").mkdir(parents=True)
         (source / "fx_basic" / "lab_basic.ipynb").write_bytes(LAB.read_bytes())
     root = tmp_path / "root"
-    proc = labs(
+    proc = labs_here(
         "grade",
         str(source),
         "--course",

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from graders.nbgrader import exchange
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 
 CHAPTER = "fx_basic"
 LAB = "lab_basic.ipynb"
@@ -113,7 +113,7 @@ def test_collect_follows_no_link_and_names_what_it_refuses(class_exchange, tmp_p
     (inbound / f"..+{CHAPTER}+{stamp(5)}+abcdefghijkl").mkdir()  # a student named ".." (a path)
     (inbound / f"cy+{CHAPTER}+{stamp(5)}+abcdefghijkl").write_text("a file, not a folder")
 
-    result = labs(
+    result = labs_here(
         "collect",
         CHAPTER,
         "--course",

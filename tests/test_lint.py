@@ -9,11 +9,11 @@ from pathlib import Path
 import nbformat
 
 from labs.lint import fix, lint
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 
 
 def test_fixture_course_is_clean():
-    result = labs("lint", str(FIXTURES / "course"))
+    result = labs_here("lint", str(FIXTURES / "course"))
     assert result.returncode == 0, result.stdout
     assert "0 problems" in result.stdout
 
@@ -36,7 +36,7 @@ def test_grade_ids_clash_across_notebooks_of_one_chapter(tmp_path: Path):
 
 def test_invalid_json_is_one_problem_not_a_crash(broken_notebook: Path):
     path = broken_notebook
-    result = labs("lint", str(path))
+    result = labs_here("lint", str(path))
     assert result.returncode == 1
     assert f"{path}: not valid JSON (line" in result.stdout
 
@@ -107,7 +107,7 @@ def test_fix_strips_outputs_and_is_idempotent(tmp_path: Path):
 
 
 def test_missing_path_exits_2_with_one_line():
-    result = labs("lint", "no/such/folder")
+    result = labs_here("lint", "no/such/folder")
     assert result.returncode == 2
     assert result.stderr.strip() == "error: no/such/folder: no such file or directory"
 

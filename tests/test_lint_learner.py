@@ -13,7 +13,7 @@ from labs.lint import lint
 from labs.lint_rules import MAX_LESSON_CELLS, MAX_LESSON_WORDS, one_sitting
 from labs.lint_taught import basics, imports, names_used, taught_before, torch_vocabulary
 from labs.notebooks import BadInput, read
-from tests.conftest import FIXTURES, ROOT, labs
+from tests.conftest import FIXTURES, ROOT, labs_here
 
 LEARNER = FIXTURES / "learner"
 LAB = LEARNER / "01_basics" / "lab_basics.ipynb"
@@ -108,13 +108,13 @@ def test_the_rules_are_part_of_lint_unless_left_out():
 
 
 def test_labs_lint_prints_each_problem():
-    result = labs("lint", str(LEARNER))
+    result = labs_here("lint", str(LEARNER))
     assert result.returncode == 1
     assert (
         f"{LAB}:4: lab_basics exercise 'count_calls': `.remove` not shown in any lesson of chapters 01..01"
         in result.stdout.splitlines()
     )
-    assert "not shown in any lesson" not in labs("lint", "--no-learner-rules", str(LEARNER)).stdout
+    assert "not shown in any lesson" not in labs_here("lint", "--no-learner-rules", str(LEARNER)).stdout
 
 
 def test_the_course_passes_both_rules():

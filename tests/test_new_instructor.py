@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import csv
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, labs_env
+from tests.conftest import ROOT, run_line
 from tests.test_docs import blocks
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
@@ -19,9 +18,7 @@ def test_a_new_instructor_goes_from_nothing_to_a_graded_class_csv(tmp_path: Path
     lines = [line for line in walkthrough.text.splitlines() if line.strip()]
     assert lines[0].startswith("labs new chapter") and lines[-1].startswith("labs export")
     for line in lines:
-        proc = subprocess.run(
-            ["bash", "-c", line], cwd=tmp_path, env=labs_env(), capture_output=True, text=True, timeout=900
-        )
+        proc = run_line(line, cwd=tmp_path)
         assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         if line.startswith(
             "labs check"

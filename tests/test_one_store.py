@@ -17,7 +17,7 @@ import pytest
 from graders.grader import salts
 from graders.grader.results import Batch, CellGrade, NotebookGrade
 from graders.nbgrader.course_root import CourseRoot
-from tests.conftest import FIXTURES, labs
+from tests.conftest import FIXTURES, labs_here
 
 COURSE = FIXTURES / "course"
 FIRST, SECOND = "fx_basic", "fx_second"
@@ -65,7 +65,7 @@ def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _gradescope(root: Path, out: Path, *options: str) -> dict[tuple[str, str], dict]:
-    proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(out), *options)
+    proc = labs_here("export", "--format", "gradescope", "--root", str(root), "--out", str(out), *options)
     assert proc.returncode == 0, proc.stderr
     return {
         (p.parent.parent.name, p.parent.name): json.loads(p.read_text()) for p in out.glob("*/*/results.json")
@@ -73,7 +73,7 @@ def _gradescope(root: Path, out: Path, *options: str) -> dict[tuple[str, str], d
 
 
 def _csv(root: Path, out: Path, *options: str) -> dict[tuple[str, str], dict]:
-    proc = labs("export", "--format", "csv", "--root", str(root), "--out", str(out), *options)
+    proc = labs_here("export", "--format", "csv", "--root", str(root), "--out", str(out), *options)
     assert proc.returncode == 0, proc.stderr
     return {(r["student"], r["chapter"]): r for r in csv.DictReader(out.read_text().splitlines())}
 
@@ -92,7 +92,9 @@ def test_an_export_of_one_chapter_holds_that_chapter_alone(graded: Path, tmp_pat
     """`labs export --chapter`: one assignment's sheet for a learning-management system, one at a time."""
     assert set(_csv(graded, tmp_path / "second.csv", "--chapter", SECOND)) == {("ada", SECOND)}
     assert set(_gradescope(graded, tmp_path / "gs", "--chapter", FIRST)) == {("ada", FIRST), ("ben", FIRST)}
-    nothing = labs("export", "--root", str(graded), "--out", str(tmp_path / "x.csv"), "--chapter", "99_none")
+    nothing = labs_here(
+        "export", "--root", str(graded), "--out", str(tmp_path / "x.csv"), "--chapter", "99_none"
+    )
     assert nothing.returncode == 2 and "nothing of 99_none graded yet" in nothing.stderr, nothing.stderr
     assert not (tmp_path / "x.csv").exists()
 
@@ -111,7 +113,7 @@ def test_a_manual_score_reaches_csv_gradescope_and_feedback(
     assert ben["score"] == 4.5
     manual = "score set by the instructor; the automatic checks: hidden check 'scale' failed"
     assert {t["name"]: t["output"] for t in ben["tests"]}["test_scale"] == manual
-    proc = labs(
+    proc = labs_here(
         "feedback", "--course", str(course), "--chapter", FIRST, "--root", str(graded), "--student", "ben"
     )
     assert proc.returncode == 0, proc.stderr
@@ -142,7 +144,7 @@ def test_a_regrade_with_a_new_automatic_score_clears_a_stale_manual_one(course: 
         "set it again if it still holds"
     ]
     assert float(_csv(root, tmp_path / "b.csv")[("cy", FIRST)]["score"]) == 5.0
-    proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root))
+    proc = labs_here("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root))
     assert proc.returncode == 0, proc.stderr
     assert (
         "score set by the instructor" not in (root / "feedback" / "cy" / FIRST / "lab_basic.html").read_text()
@@ -168,18 +170,20 @@ def test_the_class_salt_is_made_once_and_kept(tmp_path: Path) -> None:
 
 
 def test_labs_salt_shows_and_rotates(tmp_path: Path) -> None:
-    missing = labs("salt", FIRST, "--root", str(tmp_path))  # before the chapter's first grading: nothing made
+    missing = labs_here(
+        "salt", FIRST, "--root", str(tmp_path)
+    )  # before the chapter's first grading: nothing made
     assert (
         missing.returncode == 2
         and "no salt for fx_basic yet" in missing.stderr
         and not (tmp_path / "salts" / FIRST).exists()
     )
     salts.chapter_salt(CourseRoot(tmp_path).salts, FIRST)  # what the first labs grade does
-    shown = labs("salt", FIRST, "--root", str(tmp_path))
+    shown = labs_here("salt", FIRST, "--root", str(tmp_path))
     assert shown.returncode == 0 and FIRST in shown.stdout, shown.stderr
     kept = salts.fingerprint(salts.chapter_salt(CourseRoot(tmp_path).salts, FIRST))
     assert kept in shown.stdout
-    rotated = labs("salt", FIRST, "--root", str(tmp_path), "--rotate")
+    rotated = labs_here("salt", FIRST, "--root", str(tmp_path), "--rotate")
     assert rotated.returncode == 0 and f"({kept} -> " in rotated.stdout, rotated.stderr
 
 
@@ -188,7 +192,7 @@ def test_a_name_unfit_for_a_folder_is_refused_and_the_rest_exported(course: Path
     root.mkdir()
     _run(root, course, FIRST, [_grade("ada", FIRST, 2.0), _grade("../../etc", FIRST, 2.0)])
     (root / "runs" / "0-broken.json").write_text("{ not json")  # a log that cannot be read: skipped
-    proc = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(tmp_path / "gs"))
+    proc = labs_here("export", "--format", "gradescope", "--root", str(root), "--out", str(tmp_path / "gs"))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"grader error: Gradescope export of ../../etc/{FIRST}/lab_basic failed" in proc.stderr
     assert json.loads((tmp_path / "gs" / "ada" / FIRST / "results.json").read_text())["score"] == 5.0
@@ -208,7 +212,9 @@ def test_a_class_graded_in_shards_gets_every_feedback_and_export_from_one_comman
     for shard, student in (("shard-1", "ada"), ("shard-2", "ben")):
         (root / shard).mkdir(parents=True)
         _run(root / shard, course, FIRST, [_grade(student, FIRST, 0.0, f"why {student}")], url)
-    proc = labs("feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root), "--db", url)
+    proc = labs_here(
+        "feedback", "--course", str(course), "--chapter", FIRST, "--root", str(root), "--db", url
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     pages = {
         p.parent.parent.name: p.read_text() for p in (root / "feedback").glob(f"*/{FIRST}/lab_basic.html")
@@ -216,7 +222,7 @@ def test_a_class_graded_in_shards_gets_every_feedback_and_export_from_one_comman
     assert set(pages) == {"ada", "ben"} and "why ben" in pages["ben"] and "why ada" not in pages["ben"]
     out = tmp_path / "gs"
     assert (
-        labs(
+        labs_here(
             "export", "--format", "gradescope", "--root", str(root), "--db", url, "--out", str(out)
         ).returncode
         == 0
@@ -252,7 +258,7 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
     _submit(alone, "ben", SHIFTED)
 
     def grade(subs: Path) -> dict:
-        proc = labs(
+        proc = labs_here(
             "grade",
             str(subs),
             "--course",
@@ -263,7 +269,6 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
             str(root),
             "--jobs",
             "2",
-            timeout=900,
         )
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         return json.loads((root / "reports" / "results.json").read_text())
@@ -282,7 +287,7 @@ def test_a_regrade_of_one_student_draws_the_class_inputs(tmp_path: Path) -> None
 
 def test_exporting_before_grading_is_one_line_and_creates_nothing(tmp_path: Path) -> None:
     for kind in ("csv", "gradescope"):
-        proc = labs(
+        proc = labs_here(
             "export", "--format", kind, "--root", str(tmp_path), "--out", str(tmp_path / f"out-{kind}")
         )
         assert proc.returncode == 2 and proc.stderr.startswith(f"error: {tmp_path}: nothing graded yet"), (
@@ -301,15 +306,17 @@ def test_exporting_a_released_but_ungraded_root_creates_nothing(tmp_path: Path) 
     build_release([FIXTURES / "course" / "fx_basic"], CourseRoot(root))
     for kind in ("csv", "gradescope"):
         out = tmp_path / f"out-{kind}"
-        proc = labs("export", "--format", kind, "--root", str(root), "--out", str(out))
+        proc = labs_here("export", "--format", kind, "--root", str(root), "--out", str(out))
         assert proc.returncode == 2 and "nothing graded yet" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and not out.exists()
     folder, file = tmp_path / "a-folder", tmp_path / "a-file"
     folder.mkdir()
     file.write_text("x")
-    csv_to_folder = labs("export", "--format", "csv", "--root", str(root), "--out", str(folder))
+    csv_to_folder = labs_here("export", "--format", "csv", "--root", str(root), "--out", str(folder))
     assert csv_to_folder.stderr.strip() == f"error: --out {folder}: a folder; the CSV export is a file"
-    gradescope_to_file = labs("export", "--format", "gradescope", "--root", str(root), "--out", str(file))
+    gradescope_to_file = labs_here(
+        "export", "--format", "gradescope", "--root", str(root), "--out", str(file)
+    )
     assert (
         gradescope_to_file.stderr.strip() == f"error: --out {file}: a file; the Gradescope export is a folder"
     )

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import labs
+from tests.conftest import labs_here
 
 
 def _new_chapter(tmp_path: Path, *extra: str):
-    return labs(
+    return labs_here(
         "new",
         "chapter",
         "06_tricks",
@@ -26,7 +26,7 @@ def test_new_chapter_and_lab_are_lint_clean_and_never_overwrite(tmp_path: Path):
     chapter = tmp_path / "course" / "06_tricks"
     assert sorted(p.name for p in chapter.iterdir()) == ["1_first_lesson.ipynb", "lab_tricks.ipynb", "probes"]
     assert len(list((tmp_path / "wrong" / "06_tricks").glob("*__*.py"))) == 6
-    lab = labs(
+    lab = labs_here(
         "new",
         "lab",
         "06_tricks",
@@ -39,14 +39,14 @@ def test_new_chapter_and_lab_are_lint_clean_and_never_overwrite(tmp_path: Path):
         str(tmp_path / "wrong"),
     )
     assert lab.returncode == 0, lab.stderr
-    lint = labs("lint", str(chapter))
+    lint = labs_here("lint", str(chapter))
     assert lint.returncode == 0 and "3 notebooks, 0 problems" in lint.stdout, lint.stdout
     again = _new_chapter(tmp_path)
     assert (
         again.returncode == 2
         and again.stderr.strip() == f"error: {chapter}: already exists (labs new never overwrites)"
     )
-    taken = labs(
+    taken = labs_here(
         "new",
         "lab",
         "06_tricks",
@@ -69,7 +69,9 @@ def test_bad_names_are_one_line_exit_2(tmp_path: Path):
         (["new", "chapter", "06_tricks", "-e", "Bad-Name"], "must be a lower-case Python identifier"),
         (["new", "lab", "99_none", "x"], "no such chapter"),
     ]:
-        result = labs(*args, "--course", str(tmp_path / "course"), "--wrong-solutions", str(tmp_path / "w"))
+        result = labs_here(
+            *args, "--course", str(tmp_path / "course"), "--wrong-solutions", str(tmp_path / "w")
+        )
         assert (
             result.returncode == 2
             and message in result.stderr

@@ -9,7 +9,7 @@ import subprocess
 import nbformat
 import pytest
 
-from tests.conftest import ROOT, labs_env
+from tests.conftest import ROOT, labs_env, run_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
 
@@ -37,9 +37,7 @@ def test_readme_walkthrough_works_as_written() -> None:
     for folder in ("build/submitted", "build/grading", "build/gradescope"):
         subprocess.run(["rm", "-rf", str(ROOT / folder)], check=True)
     for line in walkthrough():
-        proc = subprocess.run(
-            ["bash", "-c", line], cwd=ROOT, env=labs_env(), capture_output=True, text=True, timeout=900
-        )
+        proc = run_line(line, cwd=ROOT)
         assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     rows = {r["student"]: float(r["score"]) for r in csv.DictReader((ROOT / "build" / "grades.csv").open())}
     full = lab_points(ROOT / "course" / "02_tensors" / "lab_tensors.ipynb")
