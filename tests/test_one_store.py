@@ -95,7 +95,9 @@ def test_an_export_of_one_chapter_holds_that_chapter_alone(graded: Path, tmp_pat
     nothing = labs_here(
         "export", "--root", str(graded), "--out", str(tmp_path / "x.csv"), "--chapter", "99_none"
     )
-    assert nothing.returncode == 2 and "nothing of 99_none graded yet" in nothing.stderr, nothing.stderr
+    assert nothing.returncode == 2 and nothing.stderr.strip().endswith(
+        f"no chapter 99_none in the gradebook (it has: {FIRST}, {SECOND})"
+    ), nothing.stderr
     assert not (tmp_path / "x.csv").exists()
 
 
@@ -220,6 +222,22 @@ def test_a_class_graded_in_shards_gets_every_feedback_and_export_from_one_comman
         p.parent.parent.name: p.read_text() for p in (root / "feedback").glob(f"*/{FIRST}/lab_basic.html")
     }
     assert set(pages) == {"ada", "ben"} and "why ben" in pages["ben"] and "why ada" not in pages["ben"]
+    shutil.rmtree(root / "feedback")
+    ben = labs_here(
+        "feedback",
+        "--course",
+        str(course),
+        "--chapter",
+        FIRST,
+        "--root",
+        str(root),
+        "--db",
+        url,
+        "--student",
+        "ben",
+    )  # graded in shard-2 alone: shard-1 has nothing of ben's, which is no error
+    assert ben.returncode == 0 and not ben.stderr.strip(), ben.stdout + ben.stderr
+    assert [p.parent.parent.name for p in (root / "feedback").glob(f"*/{FIRST}/*.html")] == ["ben"]
     out = tmp_path / "gs"
     assert (
         labs_here(
@@ -309,6 +327,10 @@ def test_exporting_a_released_but_ungraded_root_creates_nothing(tmp_path: Path) 
         proc = labs_here("export", "--format", kind, "--root", str(root), "--out", str(out))
         assert proc.returncode == 2 and "nothing graded yet" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and not out.exists()
+    released = labs_here(
+        "export", "--root", str(root), "--out", str(tmp_path / "x.csv"), "--chapter", "fx_basic"
+    )
+    assert released.returncode == 2 and "nothing of fx_basic graded yet" in released.stderr, released.stderr
     folder, file = tmp_path / "a-folder", tmp_path / "a-file"
     folder.mkdir()
     file.write_text("x")

@@ -245,11 +245,7 @@ def generate_feedback(
     """nbgrader's feedback HTML for autograded submissions of ``chapter``, one student at a time;
     returns the files and a ``grader error: ...`` line per student whose feedback failed."""
     api = course.api(root, db_url)
-    students = (
-        [student]
-        if student
-        else sorted(p.name for p in CourseRoot(root).autograded.iterdir() if (p / chapter).is_dir())
-    )
+    students = [name for name in graded_students(root, chapter) if student in (None, name)]
     files, errors = [], []
     manual = manual_cells(db_url, chapter)
     for name in students:
@@ -263,6 +259,14 @@ def generate_feedback(
             continue
         files += sorted((CourseRoot(root).feedback / name / chapter).glob("*.html"))
     return files, errors
+
+
+def graded_students(root: Path, chapter: str) -> list[str]:
+    """The students with an autograded submission of ``chapter`` under ``root`` (one shard's root alone)."""
+    autograded = CourseRoot(root).autograded
+    return (
+        sorted(p.name for p in autograded.iterdir() if (p / chapter).is_dir()) if autograded.is_dir() else []
+    )
 
 
 class FeedbackError(RuntimeError):
@@ -307,7 +311,25 @@ def feedback_for_class(
         raise FeedbackError(
             f"{CourseRoot(root).autograded}: nothing of {', '.join(chapters)} graded yet (run labs grade first)"
         )
+    if student is not None and not files and not errors:
+        raise FeedbackError(no_such_student(root, chapters, student))
     return files, errors
+
+
+def no_such_student(root: Path, chapters: list[str], student: str) -> str:
+    """Why ``--student`` found nothing: the students whose submissions of ``chapters`` were graded, to pick from."""
+    graded = sorted(
+        {
+            name
+            for shard in CourseRoot(root).shards()
+            for c in chapters
+            for name in graded_students(shard.path, c)
+        }
+    )
+    shown = ", ".join(plain(name) for name in graded[:12]) + (
+        f" and {len(graded) - 12} more" if len(graded) > 12 else ""
+    )
+    return f"{plain(student)}: no graded submission of {', '.join(chapters)} (graded: {shown})"
 
 
 def _gathered(shard: Path, root: Path, page: Path) -> Path:

@@ -135,6 +135,12 @@ def gradebook_rows(db_url: str, chapters: list[str] | None = None) -> list[dict]
     return rows
 
 
+def gradebook_chapters(db_url: str) -> list[str]:
+    """The chapters the gradebook knows (released or graded labs), graded or not."""
+    with open_gradebook(db_url) as gradebook:
+        return sorted(assignment.name for assignment in gradebook.assignments)
+
+
 def export_csv(db_url: str, out: Path, chapters: list[str] | None = None) -> int:
     """Write the gradebook (``chapters`` of it; None: all) as CSV; returns the number of rows (none: nothing is
     written)."""

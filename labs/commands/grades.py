@@ -159,7 +159,7 @@ def export(
 ) -> None:
     """Export grades from the gradebook: CSV, or Gradescope results.json per submission (manual scores included)."""
     from graders.nbgrader.course_root import CourseRoot
-    from graders.nbgrader.reports import export_csv, export_gradescope
+    from graders.nbgrader.reports import export_csv, export_gradescope, gradebook_chapters
 
     if format not in ("csv", "gradescope"):
         fail(f"--format {format}: expected csv or gradescope")
@@ -185,6 +185,11 @@ def export(
     except Exception as err:  # noqa: BLE001 - a gradebook that cannot be read: one line
         fail(f"gradebook {url}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
     if not count and not errors:
+        known = gradebook_chapters(url)
+        if unknown := [c for c in chapter or [] if c not in known]:
+            fail(
+                f"{url}: no chapter {', '.join(unknown)} in the gradebook (it has: {', '.join(known) or 'none'})"
+            )
         what = f"nothing of {', '.join(chapter)}" if chapter else "nothing"
         fail(f"{url}: {what} graded yet (no graded notebook in the gradebook; run labs grade first)")
     written(
