@@ -5,10 +5,16 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.requires import REQUIRED, needs_bwrap, require
@@ -36,23 +42,104 @@ def labs(*args: str, cwd: Path = ROOT, timeout: float = 600) -> subprocess.Compl
     )
 
 
-def labs_here(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+COMMAND_TIMEOUT = 900.0  # seconds a command run by labs_here may take, as the subprocess runs had
+UNSEEN_WARNINGS = (
+    DeprecationWarning,
+    PendingDeprecationWarning,
+    ImportWarning,
+    ResourceWarning,
+)  # Python's defaults
+
+
+def labs_here(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = COMMAND_TIMEOUT
+) -> subprocess.CompletedProcess:
     """``labs ARGS`` run inside this test process (typer's CliRunner), its output captured as `labs` does.
 
-    The same parsing, call and printing as a user's run, without a fresh interpreter importing torch, nbgrader
-    and matplotlib again (several CPU-seconds a command). What the command starts (sandboxes, kernels) are
-    processes as ever. An exception the command does not turn into its exit status is raised here: where a
-    user would see a traceback, the test fails. Tests of the process itself (start-up, signals) use ``labs``.
+    The same parsing, call and printing as a user's run, without a fresh interpreter importing torch, nbgrader and
+    matplotlib again (several CPU-seconds a command). What a process would show or do differently is made to
+    show here: the warnings a user would see end its stderr, a ``sys.exit("text")`` puts the text on stderr, and
+    an exception the command does not turn into its exit status is raised (where a user sees a traceback, the
+    test fails). What a process would hide is refused: the command fails the test when it leaves a thread or a
+    child process running or an environment variable changed (a process would have kept running, or hung its
+    caller, and a later test here would inherit it), or runs past ``timeout``. Tests of the process itself
+    (start-up, signals, an interpreter's own environment) use :func:`labs`.
     """
     from typer.testing import CliRunner
 
     from labs.cli import app
 
-    with contextlib.chdir(cwd):
-        result = CliRunner().invoke(app, list(args), env=labs_env() | (env or {}))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
+    command = f"labs {' '.join(args)}"
+    environ, threads, children = dict(os.environ), set(threading.enumerate()), _children()
+    with contextlib.chdir(cwd), warnings.catch_warnings(record=True) as caught, _deadline(timeout, command):
+        warnings.filterwarnings("always", append=True)  # after the project's own filters (errors stay errors)
+        result = CliRunner().invoke(app, list(args), env=labs_env() | (env or {}), prog_name="labs")
+    _left_behind(command, environ, threads, children)
+    stdout, stderr = result.stdout, result.stderr
+    exit_text = result.exception.code if isinstance(result.exception, SystemExit) else None
+    if isinstance(exit_text, str):  # CliRunner prints it to stdout; Python prints it to stderr
+        stdout, stderr = stdout.removesuffix(f"{exit_text}\n"), stderr + f"{exit_text}\n"
+    elif result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
-    return subprocess.CompletedProcess(["labs", *args], result.exit_code, result.stdout, result.stderr)
+    for seen in caught:
+        if issubclass(seen.category, UNSEEN_WARNINGS):
+            warnings.warn_explicit(
+                seen.message, seen.category, seen.filename, seen.lineno
+            )  # to pytest's summary
+        else:
+            stderr += warnings.formatwarning(
+                seen.message, seen.category, seen.filename, seen.lineno, seen.line
+            )
+    return subprocess.CompletedProcess(["labs", *args], result.exit_code, stdout, stderr)
+
+
+def _children() -> set[int]:
+    """This process's live descendants."""
+    me = psutil.Process()
+    return {p.pid for p in me.children(recursive=True) if _alive(p)}
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _left_behind(command: str, environ: dict[str, str], threads: set, children: set[int]) -> None:
+    """Fail when ``command`` left a thread, a process or an environment change (a grace of 5 s for exits)."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        new_threads = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
+        new_children = sorted(_children() - children)
+        if not (new_threads or new_children) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    changed = sorted(k for k in {*environ, *os.environ} if environ.get(k) != os.environ.get(k))
+    os.environ.clear()
+    os.environ.update(environ)
+    for pid in new_children:
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(pid).kill()
+    assert not (new_threads or new_children or changed), (
+        f"{command} left behind: threads {new_threads}, processes {new_children}, environment variables {changed}"
+    )
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float, command: str) -> Iterator[None]:
+    """TimeoutError in this (the main) thread after ``seconds``, as ``subprocess.run(timeout=...)`` gave."""
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise TimeoutError(f"{command}: still running after {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 SHELL_SYNTAX = re.compile(

@@ -187,6 +187,14 @@ def test_labs_salt_shows_and_rotates(tmp_path: Path) -> None:
     assert kept in shown.stdout
     rotated = labs_here("salt", FIRST, "--root", str(tmp_path), "--rotate")
     assert rotated.returncode == 0 and f"({kept} -> " in rotated.stdout, rotated.stderr
+    folder = CourseRoot(tmp_path).salts
+    (folder / SECOND).write_bytes(b"\x00 not a salt")
+    for chapter, why in (("../x", "'../x': not a chapter name"), (SECOND, "")):
+        refused = labs_here("salt", chapter, "--root", str(tmp_path))
+        lines = refused.stderr.strip().splitlines()
+        assert (
+            refused.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"error: {folder}: {why}")
+        ), refused.stderr
 
 
 def test_a_name_unfit_for_a_folder_is_refused_and_the_rest_exported(course: Path, tmp_path: Path) -> None:
@@ -327,6 +335,11 @@ def test_exporting_a_released_but_ungraded_root_creates_nothing(tmp_path: Path) 
         proc = labs_here("export", "--format", kind, "--root", str(root), "--out", str(out))
         assert proc.returncode == 2 and "nothing graded yet" in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and not out.exists()
+    unknown = labs_here("export", "--format", "xlsx", "--root", str(root))
+    assert (
+        unknown.returncode == 2
+        and unknown.stderr.strip() == "error: --format xlsx: expected csv or gradescope"
+    )
     released = labs_here(
         "export", "--root", str(root), "--out", str(tmp_path / "x.csv"), "--chapter", "fx_basic"
     )

@@ -12,13 +12,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import BIN, FIXTURES, ROOT, labs, labs_env
+from tests.conftest import BIN, FIXTURES, ROOT, labs_env, labs_here
 
 pytestmark = pytest.mark.slow
 
 
 def _release(tmp_path: Path) -> subprocess.CompletedProcess:
-    return labs(
+    return labs_here(
         "release",
         "--course",
         str(FIXTURES / "course"),

@@ -11,7 +11,7 @@ import pytest
 from labs.run import report
 from labs.run.execute import NotebookResult
 from labs.run.merge import MergeError, merge_reports, write_merged
-from tests.conftest import labs
+from tests.conftest import labs_here
 
 
 def _shard(folder: Path, names: list[str], status: str = "passed", device: str = "cpu") -> Path:
@@ -89,8 +89,8 @@ def test_a_missing_shard_or_another_device_is_refused(tmp_path: Path) -> None:
 def test_cli_exit_status_says_whether_every_notebook_passed(tmp_path: Path) -> None:
     one = _shard(tmp_path / "shard-1", ["course/01_a/1_x.ipynb"])
     two = _shard(tmp_path / "shard-2", ["course/01_a/2_y.ipynb"], status="failed")
-    proc = labs("run-merge", str(one), str(two), "--report", str(tmp_path / "merged"))
+    proc = labs_here("run-merge", str(one), str(two), "--report", str(tmp_path / "merged"))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "1/2 notebooks passed" in proc.stdout and "merged from 2 shards" in proc.stdout
-    proc = labs("run-merge", str(one), str(tmp_path / "nowhere"), "--report", str(tmp_path / "merged"))
+    proc = labs_here("run-merge", str(one), str(tmp_path / "nowhere"), "--report", str(tmp_path / "merged"))
     assert proc.returncode == 2 and "no report" in proc.stderr

@@ -73,3 +73,30 @@ def test_installed_packages_carry_their_bytecode(package: str) -> None:
     assert sources and not missing, (
         f"{package}: {len(missing)} of {len(sources)} modules without bytecode: {missing[:3]}"
     )
+
+
+def _defaults(command: str) -> dict[str, object]:
+    import typer
+
+    from labs.cli import app
+
+    group = typer.main.get_command(app)
+    return {p.name: p.default for p in group.commands[command].params}
+
+
+def test_option_defaults_are_those_of_the_code_that_holds_each_limit() -> None:
+    """The commands' limits are the sandbox's (`Limits`) and `labs run`'s own (labs/options.py), not numbers of
+    their own; export writes CSV unless told."""
+    from graders.boundary.protocol import Limits
+    from labs.options import NOTEBOOK_TIMEOUT, RUN_JOBS
+
+    limits = Limits()
+    grade, check_lab, run = _defaults("grade"), _defaults("check-lab"), _defaults("run")
+    assert (grade["timeout"], grade["cpu"], grade["memory"]) == (
+        limits.wall_seconds,
+        limits.cpu_seconds,
+        f"{limits.memory_bytes >> 30}G",
+    )
+    assert check_lab["timeout"] == limits.wall_seconds
+    assert (run["jobs"], run["timeout"]) == (RUN_JOBS, NOTEBOOK_TIMEOUT)
+    assert _defaults("export")["format"] == "csv"

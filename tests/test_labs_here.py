@@ -1,0 +1,98 @@
+"""`labs_here` (tests/conftest.py) runs `labs` commands inside the test process: what a separate process would
+show or do differently must still reach the test. Each case is a command that misbehaves on purpose."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import warnings
+
+import pytest
+import typer
+
+from tests.conftest import labs_here
+
+fake = typer.Typer()
+
+
+@fake.command()
+def thread() -> None:
+    threading.Thread(target=time.sleep, args=(8,), name="left-running", daemon=True).start()
+
+
+@fake.command()
+def child() -> None:
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+
+
+@fake.command()
+def setenv() -> None:
+    os.environ["LABS_HERE_LEAK"] = "1"
+
+
+@fake.command()
+def hang() -> None:
+    time.sleep(30)
+
+
+@fake.command()
+def text_exit() -> None:
+    sys.exit("error: told on stderr")
+
+
+@fake.command()
+def warn() -> None:
+    warnings.warn("shown to a user", UserWarning, stacklevel=1)
+    print("done")
+
+
+@fake.command()
+def crash() -> None:
+    raise KeyError("never handled")
+
+
+@pytest.fixture(autouse=True)
+def _fake_labs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("labs.cli.app", fake)
+
+
+@pytest.mark.parametrize(("command", "left"), [("thread", "left-running"), ("child", "processes [")])
+def test_a_command_that_leaves_something_running_fails(command: str, left: str) -> None:
+    with pytest.raises(AssertionError, match=r"labs .* left behind") as failed:
+        labs_here(command)
+    assert left in str(failed.value)
+    if command == "child":
+        assert "processes []" not in str(failed.value)
+
+
+def test_a_command_that_changes_the_environment_fails_and_the_change_is_undone() -> None:
+    with pytest.raises(AssertionError, match=r"environment variables \['LABS_HERE_LEAK'\]"):
+        labs_here("setenv")
+    assert "LABS_HERE_LEAK" not in os.environ
+
+
+def test_a_command_past_its_timeout_is_stopped() -> None:
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="labs hang: still running after 1 s"):
+        labs_here("hang", timeout=1)
+    assert time.monotonic() - started < 10
+
+
+def test_what_a_process_prints_to_stderr_is_on_stderr() -> None:
+    exited = labs_here("text-exit")
+    assert (exited.returncode, exited.stdout, exited.stderr) == (1, "", "error: told on stderr\n")
+    warned = labs_here("warn")
+    assert warned.stdout == "done\n" and "UserWarning: shown to a user" in warned.stderr
+
+
+def test_an_exception_the_command_leaves_unhandled_fails_the_test() -> None:
+    with pytest.raises(KeyError, match="never handled"):
+        labs_here("crash")
+
+
+def test_usage_errors_name_the_labs_command() -> None:
+    wrong = labs_here("nonsense")
+    assert wrong.returncode == 2 and "Usage: labs " in wrong.stderr
