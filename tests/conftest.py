@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import signal
@@ -70,11 +71,11 @@ def labs_here(
     from labs.cli import app
 
     command = f"labs {' '.join(args)}"
-    environ, threads, children = dict(os.environ), set(threading.enumerate()), _children()
+    settings, threads, children = _settings(), set(threading.enumerate()), _children()
     with contextlib.chdir(cwd), warnings.catch_warnings(record=True) as caught, _deadline(timeout, command):
         warnings.filterwarnings("always", append=True)  # after the project's own filters (errors stay errors)
         result = CliRunner().invoke(app, list(args), env=labs_env() | (env or {}), prog_name="labs")
-    _left_behind(command, environ, threads, children)
+    _left_behind(command, settings, threads, children)
     stdout, stderr = result.stdout, result.stderr
     exit_text = result.exception.code if isinstance(result.exception, SystemExit) else None
     if isinstance(exit_text, str):  # CliRunner prints it to stdout; Python prints it to stderr
@@ -106,8 +107,33 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
-def _left_behind(command: str, environ: dict[str, str], threads: set, children: set[int]) -> None:
-    """Fail when ``command`` left a thread, a process or an environment change (a grace of 5 s for exits)."""
+WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE)
+
+
+def _settings() -> dict[str, object]:
+    """What a command could change for the whole process, which a later test in it would inherit."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    found: dict[str, object] = {
+        "environment": dict(os.environ),
+        "sys.path": list(sys.path),
+        "signal handlers": {s.name: signal.getsignal(s) for s in WATCHED_SIGNALS},
+        "root logger": (logging.root.level, list(logging.root.handlers)),
+        "umask": mask,
+    }
+    if (torch := sys.modules.get("torch")) is not None:  # imported by the command itself: nothing to compare
+        found["torch defaults"] = (
+            torch.get_default_dtype(),
+            torch.get_num_threads(),
+            torch.is_grad_enabled(),
+            torch.are_deterministic_algorithms_enabled(),
+        )
+    return found
+
+
+def _left_behind(command: str, settings: dict[str, object], threads: set, children: set[int]) -> None:
+    """Fail when ``command`` left a thread or a process running (after a grace of 5 s for exits) or a setting of
+    the process changed (the environment and ``sys.path`` are put back, the processes killed)."""
     deadline = time.monotonic() + 5.0
     while True:
         new_threads = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
@@ -115,14 +141,21 @@ def _left_behind(command: str, environ: dict[str, str], threads: set, children: 
         if not (new_threads or new_children) or time.monotonic() > deadline:
             break
         time.sleep(0.05)
-    changed = sorted(k for k in {*environ, *os.environ} if environ.get(k) != os.environ.get(k))
+    now = _settings()
+    changed = [name for name, value in settings.items() if name in now and now[name] != value]
+    environ = settings["environment"]
+    assert isinstance(environ, dict)
+    if "environment" in changed:
+        keys = sorted(k for k in {*environ, *os.environ} if environ.get(k) != os.environ.get(k))
+        changed[changed.index("environment")] = f"environment variables {keys}"
     os.environ.clear()
     os.environ.update(environ)
+    sys.path[:] = settings["sys.path"]  # type: ignore[index]
     for pid in new_children:
         with contextlib.suppress(psutil.Error):
             psutil.Process(pid).kill()
     assert not (new_threads or new_children or changed), (
-        f"{command} left behind: threads {new_threads}, processes {new_children}, environment variables {changed}"
+        f"{command} left behind: threads {new_threads}, processes {new_children}, changed: {changed}"
     )
 
 

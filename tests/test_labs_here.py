@@ -34,6 +34,20 @@ def setenv() -> None:
 
 
 @fake.command()
+def settings(which: str) -> None:
+    import signal
+
+    import torch
+
+    if which == "dtype":
+        torch.set_default_dtype(torch.float64)
+    elif which == "signal":
+        signal.signal(signal.SIGTERM, lambda *_: None)
+    else:
+        sys.path.insert(0, "/nowhere")
+
+
+@fake.command()
 def hang() -> None:
     time.sleep(30)
 
@@ -72,6 +86,24 @@ def test_a_command_that_changes_the_environment_fails_and_the_change_is_undone()
     with pytest.raises(AssertionError, match=r"environment variables \['LABS_HERE_LEAK'\]"):
         labs_here("setenv")
     assert "LABS_HERE_LEAK" not in os.environ
+
+
+@pytest.mark.parametrize(
+    ("which", "named"), [("dtype", "torch defaults"), ("signal", "signal handlers"), ("path", "sys.path")]
+)
+def test_a_command_that_changes_a_setting_of_the_process_fails(which: str, named: str) -> None:
+    import signal
+
+    import torch
+
+    dtype, handler, path = torch.get_default_dtype(), signal.getsignal(signal.SIGTERM), list(sys.path)
+    try:
+        with pytest.raises(AssertionError, match=f"changed: \\['{named}'\\]"):
+            labs_here("settings", which)
+    finally:
+        torch.set_default_dtype(dtype)
+        signal.signal(signal.SIGTERM, handler)
+    assert sys.path == path  # put back by labs_here
 
 
 def test_a_command_past_its_timeout_is_stopped() -> None:
