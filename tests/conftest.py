@@ -9,10 +9,11 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psutil
@@ -52,46 +53,92 @@ UNSEEN_WARNINGS = (
 )  # Python's defaults
 
 
+class CommandTimeout(BaseException):
+    """A command run by :func:`labs_here` ran past its deadline (no ``except Exception`` of the command's stops it)."""
+
+
 def labs_here(
     *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, timeout: float = COMMAND_TIMEOUT
 ) -> subprocess.CompletedProcess:
     """``labs ARGS`` run inside this test process (typer's CliRunner), its output captured as `labs` does.
 
     The same parsing, call and printing as a user's run, without a fresh interpreter importing torch, nbgrader and
-    matplotlib again (several CPU-seconds a command). What a process would show or do differently is made to
-    show here: the warnings a user would see end its stderr, a ``sys.exit("text")`` puts the text on stderr, and
-    an exception the command does not turn into its exit status is raised (where a user sees a traceback, the
-    test fails). What a process would hide is refused: the command fails the test when it leaves a thread or a
-    child process running or an environment variable changed (a process would have kept running, or hung its
-    caller, and a later test here would inherit it), or runs past ``timeout``. Tests of the process itself
-    (start-up, signals, an interpreter's own environment) use :func:`labs`.
+    matplotlib again (several CPU-seconds a command). What a process would show is made to show: warnings a user
+    would see and log records (Python's last-resort handler) on stderr where they happen, what child processes
+    write to the terminal (file descriptors 1 and 2), ``sys.exit("text")`` on stderr, usage errors naming `labs`,
+    and an exception the command does not turn into its exit status raised (where a user sees a traceback, the
+    test fails). What a process would hide fails the test (:func:`_left_behind`), as does running past
+    ``timeout``. Tests of the process itself (start-up, signals, an interpreter's own environment) use :func:`labs`.
     """
     from typer.testing import CliRunner
 
     from labs.cli import app
 
     command = f"labs {' '.join(args)}"
-    settings, threads, children = _settings(), set(threading.enumerate()), _children()
-    with contextlib.chdir(cwd), warnings.catch_warnings(record=True) as caught, _deadline(timeout, command):
-        warnings.filterwarnings("always", append=True)  # after the project's own filters (errors stay errors)
-        result = CliRunner().invoke(app, list(args), env=labs_env() | (env or {}), prog_name="labs")
-    _left_behind(command, settings, threads, children)
-    stdout, stderr = result.stdout, result.stderr
+    environ, handlers, unseen = dict(os.environ), logging.root.handlers[:], []
+    os.environ.update(labs_env() | (env or {}))
+    logging.root.handlers = []  # pytest's capture out of the way: records reach stderr as in a process
+    try:
+        settings, threads, children = _settings(), set(threading.enumerate()), _children()
+        with (
+            contextlib.chdir(cwd),
+            warnings.catch_warnings(),
+            _terminal() as terminal,
+            _deadline(timeout, command),
+        ):
+            warnings.filterwarnings(
+                "always", append=True
+            )  # after the project's own filters (errors stay errors)
+            warnings.showwarning = _show_warning(unseen)
+            result = CliRunner().invoke(app, list(args), prog_name="labs")
+        _left_behind(command, settings, threads, children)
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        logging.root.handlers = handlers
+    for seen in unseen:  # what a user would not see goes to pytest's warnings summary
+        warnings.warn_explicit(seen[0], seen[1], seen[2], seen[3])
+    stdout, stderr = result.stdout + terminal["out"], result.stderr + terminal["err"]
     exit_text = result.exception.code if isinstance(result.exception, SystemExit) else None
     if isinstance(exit_text, str):  # CliRunner prints it to stdout; Python prints it to stderr
-        stdout, stderr = stdout.removesuffix(f"{exit_text}\n"), stderr + f"{exit_text}\n"
+        stdout, stderr = stdout.replace(f"{exit_text}\n", "", 1), stderr + f"{exit_text}\n"
     elif result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
-    for seen in caught:
-        if issubclass(seen.category, UNSEEN_WARNINGS):
-            warnings.warn_explicit(
-                seen.message, seen.category, seen.filename, seen.lineno
-            )  # to pytest's summary
-        else:
-            stderr += warnings.formatwarning(
-                seen.message, seen.category, seen.filename, seen.lineno, seen.line
-            )
     return subprocess.CompletedProcess(["labs", *args], result.exit_code, stdout, stderr)
+
+
+def _show_warning(unseen: list) -> Callable[..., None]:
+    """``warnings.showwarning`` as a process's: on (the command's) stderr where it happens, unless Python's default
+    filters hide it from a user (kept in ``unseen``)."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        if issubclass(category, UNSEEN_WARNINGS):
+            unseen.append((message, category, filename, lineno))
+        else:
+            sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    return show
+
+
+@contextlib.contextmanager
+def _terminal() -> Iterator[dict[str, str]]:
+    """File descriptors 1 and 2 into files while the command runs; their text (what child processes printed) after."""
+    caught: dict[str, str] = {}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        saved = [os.dup(1), os.dup(2)]
+        sys.__stdout__.flush(), sys.__stderr__.flush()
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            yield caught
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            for name, file in (("out", out), ("err", err)):
+                file.seek(0)
+                caught[name] = file.read().decode(errors="replace")
 
 
 def _children() -> set[int]:
@@ -132,13 +179,17 @@ def _settings() -> dict[str, object]:
 
 
 def _left_behind(command: str, settings: dict[str, object], threads: set, children: set[int]) -> None:
-    """Fail when ``command`` left a thread or a process running (after a grace of 5 s for exits) or a setting of
-    the process changed (the environment and ``sys.path`` are put back, the processes killed)."""
+    """Fail when ``command`` left a daemon thread running (a process would have killed it, its work undone), another
+    thread or a child process still running 5 s later (a process would not have exited, or would have hung its
+    caller), or a setting of the whole process changed (``sys.path`` is put back, the processes killed)."""
+    daemons = [t.name for t in threading.enumerate() if t not in threads and t.is_alive() and t.daemon]
     deadline = time.monotonic() + 5.0
-    while True:
-        new_threads = [t.name for t in threading.enumerate() if t not in threads and t.is_alive()]
+    while True:  # a process waits for its other threads at exit, and kills daemon threads: their work is lost
+        new_threads = daemons + [
+            t.name for t in threading.enumerate() if t not in threads and t.is_alive() and not t.daemon
+        ]
         new_children = sorted(_children() - children)
-        if not (new_threads or new_children) or time.monotonic() > deadline:
+        if daemons or not (new_threads or new_children) or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     now = _settings()
@@ -148,8 +199,6 @@ def _left_behind(command: str, settings: dict[str, object], threads: set, childr
     if "environment" in changed:
         keys = sorted(k for k in {*environ, *os.environ} if environ.get(k) != os.environ.get(k))
         changed[changed.index("environment")] = f"environment variables {keys}"
-    os.environ.clear()
-    os.environ.update(environ)
     sys.path[:] = settings["sys.path"]  # type: ignore[index]
     for pid in new_children:
         with contextlib.suppress(psutil.Error):
@@ -161,10 +210,10 @@ def _left_behind(command: str, settings: dict[str, object], threads: set, childr
 
 @contextlib.contextmanager
 def _deadline(seconds: float, command: str) -> Iterator[None]:
-    """TimeoutError in this (the main) thread after ``seconds``, as ``subprocess.run(timeout=...)`` gave."""
+    """:class:`CommandTimeout` in this (the main) thread after ``seconds``, as ``subprocess.run(timeout=...)`` stopped a process."""
 
     def expire(_signum: int, _frame: object) -> None:
-        raise TimeoutError(f"{command}: still running after {seconds:.0f} s")
+        raise CommandTimeout(f"{command}: still running after {seconds:.0f} s")
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)

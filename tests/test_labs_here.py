@@ -13,14 +13,16 @@ import warnings
 import pytest
 import typer
 
-from tests.conftest import labs_here
+from tests.conftest import CommandTimeout, labs_here
 
 fake = typer.Typer()
 
 
 @fake.command()
-def thread() -> None:
-    threading.Thread(target=time.sleep, args=(8,), name="left-running", daemon=True).start()
+def thread(daemon: bool = False) -> None:
+    threading.Thread(
+        target=time.sleep, args=(8 if not daemon else 1,), name="left-running", daemon=daemon
+    ).start()
 
 
 @fake.command()
@@ -29,8 +31,8 @@ def child() -> None:
 
 
 @fake.command()
-def setenv() -> None:
-    os.environ["LABS_HERE_LEAK"] = "1"
+def setenv(name: str = "LABS_HERE_LEAK") -> None:
+    os.environ[name] = "changed by the command"
 
 
 @fake.command()
@@ -48,8 +50,27 @@ def settings(which: str) -> None:
 
 
 @fake.command()
-def hang() -> None:
-    time.sleep(30)
+def hang(caught: bool = False) -> None:
+    try:
+        time.sleep(30)
+    except Exception:
+        if not caught:
+            raise
+        print("swallowed")
+
+
+@fake.command()
+def log() -> None:
+    import logging
+
+    logging.getLogger("labs.fake").warning("a record a user sees")
+
+
+@fake.command()
+def child_prints() -> None:
+    subprocess.run(
+        [sys.executable, "-c", "import sys; print('from a child'); print('child err', file=sys.stderr)"]
+    )
 
 
 @fake.command()
@@ -73,19 +94,30 @@ def _fake_labs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("labs.cli.app", fake)
 
 
-@pytest.mark.parametrize(("command", "left"), [("thread", "left-running"), ("child", "processes [")])
-def test_a_command_that_leaves_something_running_fails(command: str, left: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "left"),
+    [(["thread"], "left-running"), (["thread", "--daemon"], "left-running"), (["child"], "processes [")],
+)
+def test_a_command_that_leaves_something_running_fails(command: list[str], left: str) -> None:
+    """A daemon thread fails at once, though it would end in a second: a process's exit would have killed it."""
+    started = time.monotonic()
     with pytest.raises(AssertionError, match=r"labs .* left behind") as failed:
-        labs_here(command)
+        labs_here(*command)
+    if command == ["thread", "--daemon"]:
+        assert time.monotonic() - started < 1
     assert left in str(failed.value)
-    if command == "child":
+    if command == ["child"]:
         assert "processes []" not in str(failed.value)
 
 
-def test_a_command_that_changes_the_environment_fails_and_the_change_is_undone() -> None:
-    with pytest.raises(AssertionError, match=r"environment variables \['LABS_HERE_LEAK'\]"):
-        labs_here("setenv")
-    assert "LABS_HERE_LEAK" not in os.environ
+@pytest.mark.parametrize("name", ["LABS_HERE_LEAK", "OMP_NUM_THREADS"])  # a new variable, one already set
+def test_a_command_that_changes_the_environment_fails_and_the_change_is_undone(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    with pytest.raises(AssertionError, match=rf"environment variables \['{name}'\]"):
+        labs_here("setenv", "--name", name)
+    assert os.environ.get(name) == ("1" if name == "OMP_NUM_THREADS" else None)
 
 
 @pytest.mark.parametrize(
@@ -106,10 +138,11 @@ def test_a_command_that_changes_a_setting_of_the_process_fails(which: str, named
     assert sys.path == path  # put back by labs_here
 
 
-def test_a_command_past_its_timeout_is_stopped() -> None:
+@pytest.mark.parametrize("caught", [[], ["--caught"]])
+def test_a_command_past_its_timeout_is_stopped(caught: list[str]) -> None:
     started = time.monotonic()
-    with pytest.raises(TimeoutError, match="labs hang: still running after 1 s"):
-        labs_here("hang", timeout=1)
+    with pytest.raises(CommandTimeout, match="still running after 1 s"):
+        labs_here("hang", *caught, timeout=1)
     assert time.monotonic() - started < 10
 
 
@@ -118,6 +151,11 @@ def test_what_a_process_prints_to_stderr_is_on_stderr() -> None:
     assert (exited.returncode, exited.stdout, exited.stderr) == (1, "", "error: told on stderr\n")
     warned = labs_here("warn")
     assert warned.stdout == "done\n" and "UserWarning: shown to a user" in warned.stderr
+    assert (
+        labs_here("log").stderr == "a record a user sees\n"
+    )  # Python's last-resort handler, as in a process
+    printed = labs_here("child-prints")
+    assert (printed.stdout, printed.stderr) == ("from a child\n", "child err\n")
 
 
 def test_an_exception_the_command_leaves_unhandled_fails_the_test() -> None:

@@ -66,7 +66,7 @@ def graded(course: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _gradescope(root: Path, out: Path, *options: str) -> dict[tuple[str, str], dict]:
     proc = labs_here("export", "--format", "gradescope", "--root", str(root), "--out", str(out), *options)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     return {
         (p.parent.parent.name, p.parent.name): json.loads(p.read_text()) for p in out.glob("*/*/results.json")
     }
@@ -74,7 +74,7 @@ def _gradescope(root: Path, out: Path, *options: str) -> dict[tuple[str, str], d
 
 def _csv(root: Path, out: Path, *options: str) -> dict[tuple[str, str], dict]:
     proc = labs_here("export", "--format", "csv", "--root", str(root), "--out", str(out), *options)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     return {(r["student"], r["chapter"]): r for r in csv.DictReader(out.read_text().splitlines())}
 
 
