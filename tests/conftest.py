@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -154,6 +155,9 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
+# What an installed package puts on sys.path when first imported (setuptools its _vendor folder) is an import's
+# doing, in a user's process too, not the command's: such entries are neither compared nor taken away.
+SITE_PACKAGES = sysconfig.get_path("purelib")
 WATCHED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGPIPE)
 
 
@@ -163,7 +167,7 @@ def _settings() -> dict[str, object]:
     os.umask(mask)
     found: dict[str, object] = {
         "environment": dict(os.environ),
-        "sys.path": list(sys.path),
+        "sys.path": [path for path in sys.path if not path.startswith(SITE_PACKAGES)],
         "signal handlers": {s.name: signal.getsignal(s) for s in WATCHED_SIGNALS},
         "root logger": (logging.root.level, list(logging.root.handlers)),
         "umask": mask,
@@ -199,7 +203,7 @@ def _left_behind(command: str, settings: dict[str, object], threads: set, childr
     if "environment" in changed:
         keys = sorted(k for k in {*environ, *os.environ} if environ.get(k) != os.environ.get(k))
         changed[changed.index("environment")] = f"environment variables {keys}"
-    sys.path[:] = settings["sys.path"]  # type: ignore[index]
+    sys.path[:] = [*settings["sys.path"], *(p for p in sys.path if p.startswith(SITE_PACKAGES))]  # type: ignore[misc]
     for pid in new_children:
         with contextlib.suppress(psutil.Error):
             psutil.Process(pid).kill()

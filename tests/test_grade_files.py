@@ -688,33 +688,19 @@ def test_feedback_failure_is_one_student_and_exit_1(batch: dict, feedback: dict)
 
 
 def test_feedback_for_a_student_never_graded_names_those_who_were(batch: dict) -> None:
-    proc = labs_here(
-        "feedback",
-        "--course",
-        str(COURSE),
-        "--chapter",
-        CHAPTER,
-        "--root",
-        str(batch["root"]),
-        "--student",
-        "honst",
-    )
+    def feedback_of(student: str):
+        root = str(batch["root"])
+        return labs_here(
+            "feedback", "--course", str(COURSE), "--chapter", CHAPTER, "--root", root, "--student", student
+        )
+
+    proc = feedback_of("honst")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     line = " ".join(proc.stderr.split())
     assert (
         line.startswith(f"error: honst: no graded submission of {CHAPTER} (graded: ") and "honest" in line
     ), line
-    one = labs_here(
-        "feedback",
-        "--course",
-        str(COURSE),
-        "--chapter",
-        CHAPTER,
-        "--root",
-        str(batch["root"]),
-        "--student",
-        "honest",
-    )
+    one = feedback_of("honest")
     assert one.returncode == 0 and "1 feedback files" in " ".join(one.stdout.split()), one.stdout + one.stderr
 
 
