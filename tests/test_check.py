@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
 # The fixture lab is two exercises, 5 points and one wrong solution each: its own standard.

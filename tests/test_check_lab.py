@@ -13,7 +13,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from graders.coursedir import HIDDEN_BLOCK, nbgrader_meta, without_solutions
-from tests.conftest import BIN, FIXTURES, ROOT, labs_env, labs_here
+from tests.conftest import BIN, FIXTURES, ROOT, labs_env
+from tests.inprocess import labs_here
 
 try:
     import tomllib

@@ -19,7 +19,8 @@ import typer
 from graders.boundary.job_result import first_unplain
 from graders.inside.probing import Draw, load_probes, to_plain
 from labs.cli import app
-from tests.conftest import ROOT, labs_here
+from tests.conftest import ROOT
+from tests.inprocess import labs_here
 
 DOCS = [ROOT / "docs" / "authoring.md", ROOT / "docs" / "grading.md"]
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```(?P<lang>\w*)[ \t]*$")

@@ -20,7 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 
 pytestmark = pytest.mark.grading
 

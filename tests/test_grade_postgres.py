@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 from tests.requires import POSTGRES_URL, unavailable
 
 pytestmark = pytest.mark.grading

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 
 pytestmark = pytest.mark.grading
 

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from graders.nbgrader import exchange
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 
 CHAPTER = "fx_basic"
 LAB = "lab_basic.ipynb"

@@ -1,4 +1,4 @@
-"""`labs_here` (tests/conftest.py) runs `labs` commands inside the test process: what a separate process would
+"""`labs_here` (tests/inprocess.py) runs `labs` commands inside the test process: what a separate process would
 show or do differently must still reach the test. Each case is a command that misbehaves on purpose."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import warnings
 import pytest
 import typer
 
-from tests.conftest import CommandTimeout, labs_here
+from tests.inprocess import CommandTimeout, labs_here
 
 fake = typer.Typer()
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 
 from labs.lint import fix, lint
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 
 
 def test_fixture_course_is_clean():

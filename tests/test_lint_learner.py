@@ -13,7 +13,8 @@ from labs.lint import lint
 from labs.lint_rules import MAX_LESSON_CELLS, MAX_LESSON_WORDS, one_sitting
 from labs.lint_taught import basics, imports, names_used, taught_before, torch_vocabulary
 from labs.notebooks import BadInput, read
-from tests.conftest import FIXTURES, ROOT, labs_here
+from tests.conftest import FIXTURES, ROOT
+from tests.inprocess import labs_here
 
 LEARNER = FIXTURES / "learner"
 LAB = LEARNER / "01_basics" / "lab_basics.ipynb"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, run_line
+from tests.conftest import ROOT
+from tests.inprocess import run_line
 from tests.test_docs import blocks
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]

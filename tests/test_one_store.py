@@ -17,7 +17,8 @@ import pytest
 from graders.grader import salts
 from graders.grader.results import Batch, CellGrade, NotebookGrade
 from graders.nbgrader.course_root import CourseRoot
-from tests.conftest import FIXTURES, labs_here
+from tests.conftest import FIXTURES
+from tests.inprocess import labs_here
 
 COURSE = FIXTURES / "course"
 FIRST, SECOND = "fx_basic", "fx_second"

@@ -12,7 +12,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.conftest import BIN, FIXTURES, ROOT, labs_env, labs_here
+from tests.conftest import BIN, FIXTURES, ROOT, labs_env
+from tests.inprocess import labs_here
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import pytest
 from labs.run import report
 from labs.run.execute import NotebookResult
 from labs.run.merge import MergeError, merge_reports, write_merged
-from tests.conftest import labs_here
+from tests.inprocess import labs_here
 
 
 def _shard(folder: Path, names: list[str], status: str = "passed", device: str = "cpu") -> Path:

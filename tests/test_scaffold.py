@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import labs_here
+from tests.inprocess import labs_here
 
 
 def _new_chapter(tmp_path: Path, *extra: str):

@@ -9,7 +9,8 @@ import subprocess
 import nbformat
 import pytest
 
-from tests.conftest import ROOT, labs_env, run_line
+from tests.conftest import ROOT, labs_env
+from tests.inprocess import run_line
 
 pytestmark = [pytest.mark.slow, pytest.mark.grading]
 
